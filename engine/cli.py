@@ -1,0 +1,141 @@
+"""The ``mudsim`` command line: thin wrappers over ``engine.sim``.
+
+Exit codes: 0 success (in-world failures such as "no such exit" are results, not
+errors); 2 a bad argument, world file, character name, or a locked or corrupt vault;
+3 an unreachable LLM. Every error is one line on stderr, never a traceback.
+
+Built on argparse: Typer 0.29 keeps its click private (``typer._click``), so getting
+one-line usage errors out of it would mean leaning on private API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from engine.errors import MudsimError
+from engine.sim.simulation import Simulation
+from engine.sim.status import read_status
+
+
+class UsageError(MudsimError):
+    """A bad command line (exit 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see: {self.prog} --help)")
+
+
+def do(args: argparse.Namespace) -> None:
+    sim = Simulation.open(args.vault, args.world)
+    try:
+        character = sim.character(args.as_name)
+        for index, line in enumerate(args.commands):
+            result = sim.execute(character, line)
+            if len(args.commands) > 1:
+                print(f"{'' if index == 0 else chr(10)}> {line}")
+            print(result.shown)
+        sim.save()
+    finally:
+        sim.close()
+
+
+def play(args: argparse.Namespace) -> None:
+    from engine.sim.repl import run_repl
+
+    run_repl(args.world, args.vault, args.as_name)
+
+
+def status(args: argparse.Namespace) -> None:
+    statuses = read_status(args.vault, args.agent)
+    if args.json:
+        print(json.dumps({"agents": [s.to_json() for s in statuses]}, indent=2))
+    else:
+        print("\n\n".join(s.render() for s in statuses))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="mudsim",
+        description="A MUD-style text world where LLM-driven agents live, talk, build and remember.",
+    )
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    verbs.required = True
+
+    def verb(
+        name: str, summary: str, *, world: bool = True, character: bool = True
+    ) -> argparse.ArgumentParser:
+        sub = verbs.add_parser(name, help=summary, description=summary)
+        if world:
+            sub.add_argument(
+                "world", type=Path, metavar="WORLD", help="world file (YAML); seeds a new vault"
+            )
+        sub.add_argument(
+            "--vault",
+            type=Path,
+            default=Path("vault"),
+            metavar="DIR",
+            help="vault folder (default: ./vault)",
+        )
+        if character:
+            sub.add_argument(
+                "--as",
+                dest="as_name",
+                metavar="NAME",
+                help="character to act as (default: the first player)",
+            )
+        return sub
+
+    sub = verb(
+        "do", "Run commands as a character against the saved world, print each result, save."
+    )
+    sub.add_argument(
+        "commands",
+        nargs="+",
+        metavar="COMMAND",
+        help='commands to run in order, e.g. look "go north"',
+    )
+    sub.set_defaults(run=do)
+    verb("play", "Play the world as a character at an interactive prompt.").set_defaults(run=play)
+    sub = verb(
+        "status",
+        "Show every character's memory status (reads the vault without taking it).",
+        world=False,
+        character=False,
+    )
+    sub.add_argument("--agent", metavar="NAME", help="only this character")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+    sub.set_defaults(run=status)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: run the CLI, turning every error into one line and an exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+        args.run(args)
+    except MudsimError as exc:
+        print(f"mudsim: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("mudsim: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if os.environ.get("MUDSIM_DEBUG"):
+            raise
+        print(
+            f"mudsim: internal error: {type(exc).__name__}: {exc} (set MUDSIM_DEBUG=1 for details)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

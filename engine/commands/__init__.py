@@ -1,0 +1,29 @@
+"""Commands: the parser, the registry, and one module per command family."""
+
+from __future__ import annotations
+
+from engine.commands import admin, building, identity, memory, movement, query, social
+from engine.commands.context import CommandContext
+from engine.commands.parser import ParsedLine, parse_line
+from engine.commands.registry import Command, Invocation, Registry, Resolution
+from engine.commands.result import Result
+
+__all__ = [
+    "Command",
+    "CommandContext",
+    "Invocation",
+    "ParsedLine",
+    "Registry",
+    "Resolution",
+    "Result",
+    "default_registry",
+    "parse_line",
+]
+
+
+def default_registry() -> Registry:
+    """Every built-in command."""
+    registry = Registry()
+    for family in (social, movement, memory, identity, query, building, admin):
+        registry.extend(family.COMMANDS)
+    return registry

@@ -1,0 +1,42 @@
+"""The seam between commands and the rest of the engine.
+
+Commands see the world, their caller and the registry, and reach everything else
+(other characters' eyes, notes, the vault, memory, the LLM) only through this
+protocol, which ``engine.sim`` implements. Tests can implement it too.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from engine.commands.registry import Registry
+from engine.vault.notes import NoteStore
+from engine.world.events import EventKind
+from engine.world.model import Character
+from engine.world.world import World
+
+
+class CommandContext(Protocol):
+    @property
+    def world(self) -> World: ...
+
+    @property
+    def caller(self) -> Character: ...
+
+    @property
+    def registry(self) -> Registry: ...
+
+    def emit(self, kind: EventKind, text: str, *, room_id: str | None = None) -> None:
+        """Show ``text`` to everyone in ``room_id`` (default: the caller's room) but the caller."""
+
+    def notes(self) -> NoteStore:
+        """The caller's notes."""
+
+    def save(self) -> None:
+        """Save the world and every character's state to the vault now."""
+
+    def prompt_for(self, character: Character) -> str | None:
+        """The exact prompt ``character`` would get now, or None if it has no thinker."""
+
+    def memory_status(self, character: Character) -> str:
+        """``@memory-status`` text for ``character``."""

@@ -1,0 +1,74 @@
+"""Small shared pieces for command handlers: describing rooms, picking one match."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from engine.commands.result import Result, failed
+from engine.world import matching
+from engine.world.model import ABBREVIATIONS, Character, Room
+from engine.world.world import World
+
+T = TypeVar("T")
+
+
+def join_names(names: Sequence[str], *, empty: str = "nobody") -> str:
+    """``["A"]`` -> ``A``; ``["A", "B", "C"]`` -> ``A, B and C``."""
+    if not names:
+        return empty
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def describe_room(world: World, room: Room, viewer: Character) -> str:
+    """What ``look`` shows: name, description, exits, objects and who else is here."""
+    exits = [f"{name} ({world.rooms[to].name})" for name, to in room.exits.items()]
+    lines = [room.name]
+    if room.description:
+        lines.append(room.description)
+    lines.append(f"Exits: {', '.join(exits)}." if exits else "There is no way out.")
+    things = [t.name for t in world.things_in(room.id)]
+    if things:
+        lines.append(f"You see {join_names(things)}.")
+    others = [c.name for c in world.characters_in(room.id, besides=viewer)]
+    lines.append(f"Also here: {join_names(others)}." if others else "Nobody else is here.")
+    return "\n".join(lines)
+
+
+def find_exits(world: World, room: Room, query: str) -> list[str]:
+    """Exit names of ``room`` that ``query`` means: by exit name (``n`` is ``north``),
+    then by the name of the room an exit leads to."""
+    wanted = " ".join(query.lower().split())
+    wanted = ABBREVIATIONS.get(wanted, wanted)
+    if wanted in room.exits:
+        return [wanted]
+    by_name = matching.match(wanted, (([name], name) for name in room.exits))
+    if by_name:
+        return by_name
+    rooms = world.rooms
+    return matching.match(
+        wanted,
+        (([rooms[to].name, to, *rooms[to].aliases], name) for name, to in room.exits.items()),
+    )
+
+
+def pick_one(found: Sequence[T], query: str, what: str, hint: str) -> T | Result:
+    """The single match, or a failure that says none or lists the candidates."""
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        return failed(f"You don't see any {what} called '{query}'.", hint)
+    names = join_names([getattr(item, "name", str(item)) for item in found], empty="")
+    return failed(f"Which do you mean: {names}?", "Say it more fully, or use its #id.")
+
+
+def strip_prefix(text: str, word: str) -> str:
+    """``strip_prefix("to the hall", "to")`` -> ``"the hall"``."""
+    head, _, rest = text.partition(" ")
+    return rest.strip() if head.lower() == word and rest.strip() else text
+
+
+def split_arrow(args: str) -> tuple[str, str] | None:
+    """``"Title -> text"`` -> ``("Title", "text")``; None when there is no ``->``."""
+    left, arrow, right = args.partition("->")
+    return (left.strip(), right.strip()) if arrow else None

@@ -1,0 +1,69 @@
+"""Getting around: go (by exit, by a neighbouring room's name, or toward a far room)."""
+
+from __future__ import annotations
+
+from engine.commands.context import CommandContext
+from engine.commands.helpers import describe_room, find_exits, join_names, pick_one, strip_prefix
+from engine.commands.registry import Arg, ArgKind, Command, Invocation, command
+from engine.commands.result import Result, done, failed
+from engine.world.events import EventKind
+
+COMMANDS: list[Command] = []
+
+
+@command(
+    COMMANDS,
+    "go",
+    category="movement",
+    syntax="go [to] <exit|room>",
+    help=(
+        "Walk through an exit ('go north', 'go n'), or toward a room by name: a room further "
+        "away takes one step along the shortest path and tells you the rest."
+    ),
+    example="go north",
+    args=(Arg("where", ArgKind.EXIT),),
+)
+def go(ctx: CommandContext, call: Invocation) -> Result:
+    world, me = ctx.world, ctx.caller
+    here = world.rooms[me.location]
+    where = strip_prefix(call.args, "to")
+    exits_hint = f"Exits here: {join_names(list(here.exits), empty='none')}."
+    if not where:
+        return failed("Go where?", exits_hint)
+    exits = find_exits(world, here, where)
+    if len(exits) > 1:
+        return failed(f"Which way do you mean: {join_names(exits)}?", exits_hint)
+    if exits:
+        return _step(ctx, exits[0], destination=None)
+    room = pick_one(
+        world.find_rooms(where),
+        where,
+        "exit or room",
+        f"{exits_hint} Try 'rooms' to list every room.",
+    )
+    if isinstance(room, Result):
+        return room
+    if room.id == here.id:
+        return failed(f"You are already in {here.name}.", exits_hint)
+    path = world.path(here.id, room.id)
+    if path is None:
+        return failed(f"There is no way from {here.name} to {room.name}.", exits_hint)
+    return _step(ctx, path[0], destination=(room.name, path[1:]))
+
+
+def _step(ctx: CommandContext, exit_name: str, destination: tuple[str, list[str]] | None) -> Result:
+    world, me = ctx.world, ctx.caller
+    old = world.rooms[me.location]
+    new = world.rooms[old.exits[exit_name]]
+    ctx.emit(EventKind.MOVEMENT, f"{me.name} leaves {exit_name} to {new.name}.")
+    world.move(me, new.id)
+    ctx.emit(EventKind.MOVEMENT, f"{me.name} arrives from {old.name}.")
+    text = f"You go {exit_name} to {new.name}.\n{describe_room(world, new, me)}"
+    if destination is not None:
+        name, rest = destination
+        text += (
+            f"\n(Heading for {name}: then {', '.join(rest)}.)"
+            if rest
+            else f"\n(You have arrived at {name}.)"
+        )
+    return done(text)

@@ -1,0 +1,70 @@
+"""Settings read from the vault's ``config/*.md`` front matter (pydantic models).
+
+Each file's front matter holds the settings and its body explains them; a new vault
+gets the defaults written out. Unknown keys are errors, so a typo is caught.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_MODEL = "gemma3:4b"
+DEFAULT_LLM_URL = "http://localhost:11434"
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EndpointConfig(_Settings):
+    """One inference server: ``{url: http://gpu1:11434, kind: ollama, slots: 2}``."""
+
+    url: str
+    kind: Literal["ollama", "openai", "local"] = "ollama"
+    model: str | None = None
+    slots: int = Field(default=1, ge=1)
+    """Requests this server runs at once (Ollama's OLLAMA_NUM_PARALLEL)."""
+
+
+class RoleProfile(_Settings):
+    model: str | None = None
+    options: dict[str, Any] = {}
+
+
+RoleName = Literal["actor", "summarizer", "consolidator"]
+
+
+def _default_profiles() -> dict[RoleName, RoleProfile]:
+    return {
+        "actor": RoleProfile(
+            options={"temperature": 0.9, "num_predict": 64, "num_ctx": 8192, "stop": ["\n"]}
+        ),
+        "summarizer": RoleProfile(
+            options={"temperature": 0.5, "num_predict": 400, "num_ctx": 8192, "stop": ["\n\n"]}
+        ),
+        "consolidator": RoleProfile(
+            options={"temperature": 0.3, "num_predict": 1200, "num_ctx": 8192}
+        ),
+    }
+
+
+class LLMConfig(_Settings):
+    endpoints: list[EndpointConfig] = []
+    profiles: dict[RoleName, RoleProfile] = Field(default_factory=_default_profiles)
+
+
+class MemoryCompactionConfig(_Settings):
+    immediate_window: int = Field(default=64, ge=1)
+    recent_window: int = Field(default=64, ge=1)
+
+
+class AIDefaultsConfig(_Settings):
+    think_interval: float = Field(default=6.0, gt=0)
+
+
+class Settings(_Settings):
+    llm: LLMConfig = LLMConfig()
+    memory_compaction: MemoryCompactionConfig = MemoryCompactionConfig()
+    ai_defaults: AIDefaultsConfig = AIDefaultsConfig()

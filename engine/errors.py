@@ -1,0 +1,41 @@
+"""Every error mudsim shows a user, and the exit code it ends the CLI with.
+
+    MudsimError                 one clear line for the user; exit 2 unless said otherwise
+    ├── WorldFileError          a world file is malformed (names the file, line and field)
+    ├── VaultError              a vault file is unreadable or invalid (names the file)
+    │   └── VaultLockedError    another process owns the vault
+    ├── UnknownCharacterError   `--as` / `--agent` names nobody in the world
+    └── UnsafeNameError         a name or title that cannot become a file name
+
+In-world failures (no such exit, a mistyped verb) are not errors: they are command
+results with ``ok=False``. The CLI catches ``MudsimError`` and prints ``str(error)`` as
+one line on stderr; nothing else reaches the user as a traceback.
+"""
+
+from __future__ import annotations
+
+
+class MudsimError(Exception):
+    """A problem the user can fix; ``str()`` is the one line we show."""
+
+    exit_code: int = 2
+
+
+class WorldFileError(MudsimError):
+    """A world file failed to parse or validate."""
+
+
+class VaultError(MudsimError):
+    """A vault file is unreadable, invalid, or cannot be written."""
+
+
+class VaultLockedError(VaultError):
+    """Another mudsim process holds the vault's lock."""
+
+
+class UnknownCharacterError(MudsimError):
+    """A character name given on the command line matches nobody."""
+
+
+class UnsafeNameError(MudsimError):
+    """A name that would be empty or escape its folder once made a file name."""

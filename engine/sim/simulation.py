@@ -1,0 +1,237 @@
+"""The running world: world + vault + every character's memory, and the one path by
+which players and agents act (``execute``).
+
+A command's events reach every other character in the room (observers remember them,
+except ambient ones); the caller remembers the command's narrative result, one memory
+per command. ``Simulation`` implements the commands' context protocol.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.agents.memory import MemoryStream
+from engine.commands import Invocation, ParsedLine, Registry, Result, default_registry, parse_line
+from engine.commands.helpers import join_names
+from engine.commands.result import failed
+from engine.config import Settings
+from engine.errors import MudsimError, UnknownCharacterError
+from engine.memory.record import MemoryKind
+from engine.memory.waterfall import Windows
+from engine.vault.lock import VaultLock
+from engine.vault.notes import NoteStore
+from engine.vault.vault import Vault
+from engine.world.events import Event, EventKind
+from engine.world.loader import load_world_file
+from engine.world.model import ABBREVIATIONS, Character
+from engine.world.world import World
+
+Listener = Callable[[Event], None]
+
+
+def _warn(message: str) -> None:
+    print(f"mudsim: warning: {message}", file=sys.stderr)
+
+
+class Simulation:
+    def __init__(
+        self,
+        vault: Vault,
+        world: World,
+        settings: Settings,
+        lock: VaultLock | None = None,
+        *,
+        warn: Callable[[str], None] = _warn,
+    ) -> None:
+        self.vault, self.world, self.settings, self.lock = vault, world, settings, lock
+        self.registry: Registry = default_registry()
+        self.listeners: list[Listener] = []
+        self.minds: dict[str, MemoryStream] = {
+            c.id: MemoryStream.open(vault, c, self.windows_for(c), warn=warn)
+            for c in world.characters.values()
+        }
+
+    @classmethod
+    def open(
+        cls, vault_dir: Path, world_file: Path, *, warn: Callable[[str], None] = _warn
+    ) -> Simulation:
+        """Own the vault, then load its world, or seed it from ``world_file`` the first time."""
+        vault = Vault(vault_dir)
+        lock = vault.lock()
+        try:
+            seeded = vault.is_seeded
+            world = vault.load_world() if seeded else load_world_file(world_file)
+            vault.write_default_config()
+            sim = cls(vault, world, vault.settings(), lock, warn=warn)
+            if not seeded:
+                sim.save()
+        except BaseException:
+            lock.release()
+            raise
+        return sim
+
+    def windows_for(self, character: Character) -> Windows:
+        defaults = self.settings.memory_compaction
+        return Windows(
+            character.immediate_window or defaults.immediate_window,
+            character.recent_window or defaults.recent_window,
+        )
+
+    # -- acting ---------------------------------------------------------------------
+    def execute(self, character: Character, line: str) -> Result:
+        """Run one command line as ``character``; the result is also its memory."""
+        parsed = parse_line(line)
+        if parsed is None:
+            return failed("Type a command, or 'help'.")
+        if (
+            self.registry.get(parsed.verb) is None
+            and not parsed.args
+            and self._is_exit(character, parsed.verb)
+        ):
+            parsed = ParsedLine("go", parsed.verb, parsed.reason, parsed.text)
+        found = self.registry.resolve(parsed.verb, character.role)
+        if found.command is None:
+            result = _unresolved(parsed.verb, found.how, found.candidates)
+        elif found.how == "forbidden":
+            needed = found.command.role.value
+            result = failed(
+                f"'{found.command.key}' needs the {needed} role; you are a {character.role.value}.",
+                "Type 'commands' to see what you can do.",
+            )
+        else:
+            context = _Context(self, character)
+            call = Invocation(parsed.args, parsed.reason, parsed.verb)
+            try:
+                result = found.command.handler(context, call)
+            except MudsimError as exc:
+                result = failed(f"That went wrong: {exc}")
+            if found.how in ("prefix", "distance"):
+                note = f"(Taking '{parsed.verb}' as '{found.command.key}'.)\n"
+                result = Result(note + result.text, result.ok, result.hint, result.memory_kind)
+        self._remember_result(character, parsed.text, parsed.reason, result)
+        return result
+
+    def _is_exit(self, character: Character, word: str) -> bool:
+        """A bare exit name or compass abbreviation (``north``, ``n``) means ``go`` there."""
+        exits = self.world.rooms[character.location].exits
+        return word in exits or ABBREVIATIONS.get(word) in exits
+
+    def _remember_result(
+        self, character: Character, command: str, reason: str | None, result: Result
+    ) -> None:
+        if result.ok:
+            text = result.text
+        else:
+            text = f"You tried: {command}\nThis failed because: {result.text}"
+            text += f"\n{result.hint}" if result.hint else ""
+        kind = MemoryKind.THOUGHT if result.memory_kind == "thought" else MemoryKind.RESULT
+        self._record(character, kind, text, command=command, reason=reason, failed=not result.ok)
+
+    def _record(
+        self,
+        character: Character,
+        kind: MemoryKind,
+        text: str,
+        *,
+        command: str | None = None,
+        reason: str | None = None,
+        failed: bool = False,
+    ) -> None:
+        others = [c.name for c in self.world.characters_in(character.location, besides=character)]
+        self.minds[character.id].record(
+            kind,
+            text,
+            location=character.location,
+            occupants=others,
+            command=command,
+            reason=reason,
+            failed=failed,
+        )
+
+    def deliver(self, event: Event) -> None:
+        """Show ``event`` to everyone in its room but its actor; observers remember it."""
+        for observer in self.world.characters_in(event.room_id):
+            if observer.id == event.actor_id:
+                continue
+            if event.remembered:
+                self._record(observer, MemoryKind.OBSERVATION, event.text)
+        for listener in self.listeners:
+            listener(event)
+
+    # -- persistence ----------------------------------------------------------------
+    def save(self) -> None:
+        self.vault.save_world(self.world)
+        for mind in self.minds.values():
+            mind.journal.sync()
+            self.vault.write_state(mind.character.folder, mind.state())
+
+    def close(self) -> None:
+        """Flush every journal and give the vault back (does not save the world)."""
+        for mind in self.minds.values():
+            mind.journal.close()
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+    # -- finding characters -----------------------------------------------------------
+    def character(self, name: str | None) -> Character:
+        """The character called ``name``, or the world's first player when ``name`` is None."""
+        everyone = join_names([c.name for c in self.world.characters.values()], empty="none")
+        if name is None:
+            player = next(self.world.players(), None)
+            if player is None:
+                raise UnknownCharacterError(
+                    f"{self.world.name} has no player; pick one with --as (characters: {everyone})"
+                )
+            return player
+        found = self.world.find_characters(name)
+        if len(found) != 1:
+            problem = "no character" if not found else "more than one character"
+            raise UnknownCharacterError(
+                f"{problem} called {name!r} in {self.world.name} (characters: {everyone})"
+            )
+        return found[0]
+
+
+def _unresolved(verb: str, how: str, candidates: tuple[str, ...]) -> Result:
+    if how == "ambiguous":
+        return failed(
+            f"'{verb}' could mean {join_names(list(candidates))}.", "Type more of the command."
+        )
+    return failed(
+        f"There is no command '{verb}'.", "Type 'help' or 'commands' to see what you can do."
+    )
+
+
+@dataclass
+class _Context:
+    """The commands' view of the simulation, bound to one caller."""
+
+    sim: Simulation
+    caller: Character
+
+    @property
+    def world(self) -> World:
+        return self.sim.world
+
+    @property
+    def registry(self) -> Registry:
+        return self.sim.registry
+
+    def emit(self, kind: EventKind, text: str, *, room_id: str | None = None) -> None:
+        self.sim.deliver(Event(kind, text, room_id or self.caller.location, self.caller.id))
+
+    def notes(self) -> NoteStore:
+        return self.sim.vault.notes(self.caller.folder)
+
+    def save(self) -> None:
+        self.sim.save()
+
+    def prompt_for(self, character: Character) -> str | None:
+        return None
+
+    def memory_status(self, character: Character) -> str:
+        return self.sim.minds[character.id].status().render()

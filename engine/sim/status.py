@@ -1,0 +1,63 @@
+"""``mudsim status``: every character's memory status, read from a vault without its lock.
+
+It reads what the running process last recorded (``memory-state.json``) and counts the
+journal's lines, so it works while another process owns the vault.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.errors import UnknownCharacterError, VaultError
+from engine.memory.status import MemoryStatus
+from engine.memory.waterfall import Windows
+from engine.vault.vault import Vault
+
+
+def read_status(vault_dir: Path, agent: str | None = None) -> list[MemoryStatus]:
+    vault = Vault(vault_dir)
+    if not vault.is_seeded:
+        raise VaultError(
+            f"{vault_dir} holds no world yet; seed it with: mudsim do WORLD --vault {vault_dir} look"
+        )
+    world = vault.load_world()
+    defaults = vault.settings().memory_compaction
+    characters = list(world.characters.values())
+    if agent is not None:
+        characters = world.find_characters(agent)
+        if len(characters) != 1:
+            names = ", ".join(c.name for c in world.characters.values())
+            raise UnknownCharacterError(
+                f"no single character called {agent!r} in the vault (characters: {names})"
+            )
+    statuses = []
+    for character in characters:
+        state = vault.read_state(character.folder)
+        windows = Windows(
+            character.immediate_window or defaults.immediate_window,
+            character.recent_window or defaults.recent_window,
+        )
+        statuses.append(
+            MemoryStatus(
+                name=character.name,
+                type=character.type,
+                memories=_count_lines(vault.journal_path(character.folder)),
+                boundary=state.boundary,
+                windows=windows,
+                in_flight=state.in_flight,
+                failures=state.failures,
+                last_error=state.last_error,
+            )
+        )
+    return statuses
+
+
+def _count_lines(path: Path) -> int:
+    """Complete lines of a journal (a torn tail does not count)."""
+    try:
+        with open(path, "rb") as handle:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise VaultError(f"cannot read {path}: {exc}") from exc

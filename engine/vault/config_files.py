@@ -1,0 +1,83 @@
+"""The vault's ``config/*.md`` files: front matter holds the settings, the body says
+what they mean. A new vault gets every file written with its defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from engine.config import AIDefaultsConfig, LLMConfig, MemoryCompactionConfig, Settings
+from engine.errors import VaultError
+from engine.vault.files import read_front_matter, write_front_matter
+
+_LLM_BODY = """\
+# LLM settings
+
+Which servers the agents think with, and the options each kind of call uses.
+
+- `endpoints`: a list of `{url, kind, model, slots}`. `kind` is `ollama` (`/api/generate`),
+  `openai` (`/v1/completions`: vLLM, llama.cpp server) or `local` (the embedded model).
+  `slots` is how many requests that server runs at once. An empty list means: use
+  `--llm`, else `MUDSIM_LLM_URL`, else `http://localhost:11434`.
+- `profiles`: per role (`actor` takes turns, `summarizer` compacts memories,
+  `consolidator` builds the knowledge bank), a `model` and Ollama `options`.
+  `num_ctx` is fixed per profile (changing it reloads the model). Summaries stop on a
+  blank line, never on a single newline.
+
+Model: `--model` > `MUDSIM_MODEL` > the character's `model` > the profile > gemma3:4b.
+"""
+
+_MEMORY_BODY = """\
+# Memory compaction
+
+Every memory is appended to the agent's journal. When more than
+`immediate_window + recent_window` memories are not yet summarised, the oldest
+`recent_window` of them become the short-term summary and the previous short-term
+summary is merged into the long-term one. With 64 and 64 this happens at 129, 193,
+257 ... memories. A character's own `immediate_window` / `recent_window` in the world
+file win over these defaults.
+"""
+
+_AI_BODY = """\
+# Agent defaults
+
+- `think_interval`: seconds an agent waits after acting before it thinks again
+  (a character's own `think_interval` in the world file wins).
+"""
+
+FILES: dict[str, tuple[type[BaseModel], str]] = {
+    "llm.md": (LLMConfig, _LLM_BODY),
+    "memory_compaction.md": (MemoryCompactionConfig, _MEMORY_BODY),
+    "ai_defaults.md": (AIDefaultsConfig, _AI_BODY),
+}
+_FIELDS = {
+    "llm.md": "llm",
+    "memory_compaction.md": "memory_compaction",
+    "ai_defaults.md": "ai_defaults",
+}
+
+
+def write_missing_defaults(config_dir: Path) -> None:
+    """Write each config file that does not exist yet, with its defaults."""
+    for name, (model, body) in FILES.items():
+        path = config_dir / name
+        if not path.exists():
+            write_front_matter(path, model().model_dump(mode="json"), body)
+
+
+def load_settings(config_dir: Path) -> Settings:
+    """Read every config file present (missing ones keep their defaults)."""
+    values: dict[str, BaseModel] = {}
+    for name, (model, _) in FILES.items():
+        path = config_dir / name
+        if not path.exists():
+            continue
+        meta, _body = read_front_matter(path)
+        try:
+            values[_FIELDS[name]] = model.model_validate(meta)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(step) for step in first["loc"]) or "(top level)"
+            raise VaultError(f"{path}, {field}: {first['msg']}") from exc
+    return Settings.model_validate(values)

@@ -1,0 +1,76 @@
+"""A character's notes: ``agents/<Name>/notes/<title>.md``, a small personal wiki.
+
+``note`` appends an entry (entries are separated by a ``---`` line); ``@overwrite-note``
+replaces the body. Titles become file names through ``safe_name``, so no title can
+name a path outside the notes folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.errors import VaultError
+from engine.memory.record import utc_now
+from engine.vault.files import read_front_matter, write_front_matter
+from engine.vault.paths import safe_name
+
+ENTRY_SEPARATOR = "\n\n---\n\n"
+
+
+@dataclass(frozen=True)
+class Note:
+    title: str
+    body: str
+    created: str
+    updated: str
+
+
+class NoteStore:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def path_for(self, title: str) -> Path:
+        return self.folder / f"{safe_name(title, what='note title')}.md"
+
+    def read(self, title: str) -> Note | None:
+        path = self.path_for(title)
+        return self._read(path) if path.exists() else None
+
+    def all(self) -> list[Note]:
+        """Every note, most recently updated first."""
+        if not self.folder.is_dir():
+            return []
+        notes = [self._read(path) for path in sorted(self.folder.glob("*.md"))]
+        return sorted(notes, key=lambda note: note.updated, reverse=True)
+
+    def append(self, title: str, text: str, *, reason: str | None = None) -> Note:
+        existing = self.read(title)
+        body = f"{existing.body}{ENTRY_SEPARATOR}{text}" if existing and existing.body else text
+        return self._write(title, body, existing, reason)
+
+    def overwrite(self, title: str, text: str, *, reason: str | None = None) -> Note:
+        return self._write(title, text, self.read(title), reason)
+
+    def _write(self, title: str, body: str, existing: Note | None, reason: str | None) -> Note:
+        now = utc_now()
+        note = Note(
+            title=title, body=body, created=existing.created if existing else now, updated=now
+        )
+        meta: dict[str, str] = {"title": title, "created": note.created, "updated": now}
+        if reason:
+            meta["reason"] = reason
+        write_front_matter(self.path_for(title), meta, body)
+        return note
+
+    def _read(self, path: Path) -> Note:
+        meta, body = read_front_matter(path)
+        try:
+            return Note(
+                title=str(meta.get("title") or path.stem),
+                body=body,
+                created=str(meta.get("created", "")),
+                updated=str(meta.get("updated", "")),
+            )
+        except (TypeError, ValueError) as exc:
+            raise VaultError(f"{path}: invalid note: {exc}") from exc

@@ -1,0 +1,99 @@
+"""``Vault``: where everything about one world lives on disk, and the only way in.
+
+    <root>/config/*.md                  settings (front matter) with explanations
+    <root>/world/world.yaml             the world snapshot
+    <root>/agents/<Name>/agent.md       a character
+    <root>/agents/<Name>/memories.jsonl its append-only memory journal
+    <root>/agents/<Name>/memory-state.json  what the running process last knew
+    <root>/agents/<Name>/notes/*.md     its notes
+    <root>/.lock                        held by the one process that owns the vault
+
+Reading (``status``) needs no lock; anything that writes must hold it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine.config import Settings
+from engine.errors import VaultError
+from engine.memory.record import utc_now
+from engine.vault import config_files, world_store
+from engine.vault.files import atomic_write_json, read_json
+from engine.vault.lock import VaultLock
+from engine.vault.notes import NoteStore
+from engine.world.world import World
+
+
+class MemoryState(BaseModel):
+    """``memory-state.json``: the compaction bookkeeping the running process last saved."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memories: int = Field(default=0, ge=0)
+    boundary: int = Field(default=0, ge=0)
+    in_flight: bool = False
+    failures: int = Field(default=0, ge=0)
+    last_error: str | None = None
+    updated: str = ""
+
+
+class Vault:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.config_dir = root / "config"
+
+    # -- ownership ----------------------------------------------------------------
+    def lock(self) -> VaultLock:
+        """Take the vault for this process (raises ``VaultLockedError`` if taken)."""
+        if self.root.exists() and not self.root.is_dir():
+            raise VaultError(f"the vault {self.root} is a file, not a folder")
+        lock = VaultLock(self.root)
+        lock.acquire()
+        return lock
+
+    # -- settings and world --------------------------------------------------------
+    def write_default_config(self) -> None:
+        config_files.write_missing_defaults(self.config_dir)
+
+    def settings(self) -> Settings:
+        return config_files.load_settings(self.config_dir)
+
+    @property
+    def is_seeded(self) -> bool:
+        return (self.root / "world" / "world.yaml").exists()
+
+    def load_world(self) -> World:
+        return world_store.load_world(self.root)
+
+    def save_world(self, world: World) -> None:
+        world_store.save_world(self.root, world)
+
+    # -- one character's files -------------------------------------------------------
+    def agent_dir(self, folder: str) -> Path:
+        return self.root / "agents" / folder
+
+    def journal_path(self, folder: str) -> Path:
+        return self.agent_dir(folder) / "memories.jsonl"
+
+    def notes(self, folder: str) -> NoteStore:
+        return NoteStore(self.agent_dir(folder) / "notes")
+
+    def read_state(self, folder: str) -> MemoryState:
+        path = self.agent_dir(folder) / "memory-state.json"
+        if not path.exists():
+            return MemoryState()
+        try:
+            return MemoryState.model_validate(read_json(path))
+        except ValidationError as exc:
+            raise VaultError(
+                f"{path} is not a valid memory state: {exc.errors()[0]['msg']}"
+            ) from exc
+
+    def write_state(self, folder: str, state: MemoryState) -> None:
+        state = state.model_copy(update={"updated": utc_now()})
+        atomic_write_json(
+            self.agent_dir(folder) / "memory-state.json", state.model_dump(mode="json")
+        )

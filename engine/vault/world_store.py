@@ -1,0 +1,153 @@
+"""The world as saved in a vault.
+
+- ``world/world.yaml``: rooms (exits are directed: the way back is written out as its
+  own exit), objects, the id counter, and the characters' folder names in order. Its
+  leading comment lists who is where, for people; mudsim never reads comments.
+- ``agents/<Name>/agent.md``: each character's settings in front matter (profile,
+  description, location, role, thinker settings); the body repeats them for people.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine.errors import VaultError
+from engine.vault.files import atomic_write_text, read_front_matter, write_front_matter
+from engine.world.model import Character, CharacterType, Role, Room, Thing
+from engine.world.world import World
+
+SNAPSHOT_FORMAT = 1
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _RoomSnapshot(_Strict):
+    id: str
+    name: str
+    description: str = ""
+    exits: dict[str, str] = {}
+    aliases: list[str] = []
+
+
+class _ThingSnapshot(_Strict):
+    id: str
+    name: str
+    location: str
+    description: str = ""
+    aliases: list[str] = []
+
+
+class _WorldSnapshot(_Strict):
+    format: int = SNAPSHOT_FORMAT
+    name: str
+    next_room_number: int = Field(default=1, ge=1)
+    characters: list[str]
+    rooms: list[_RoomSnapshot]
+    objects: list[_ThingSnapshot] = []
+
+
+class _AgentFile(_Strict):
+    name: str
+    id: str
+    type: CharacterType
+    role: Role = Role.PLAYER
+    location: str
+    profile: str = ""
+    description: str = ""
+    aliases: list[str] = []
+    think_interval: float | None = Field(default=None, gt=0)
+    immediate_window: int | None = Field(default=None, ge=1)
+    recent_window: int | None = Field(default=None, ge=1)
+    model: str | None = None
+
+
+def save_world(root: Path, world: World) -> None:
+    """Write every character's agent.md, then the snapshot that lists them."""
+    for character in world.characters.values():
+        _save_character(root / "agents" / character.folder / "agent.md", character)
+    snapshot = _WorldSnapshot(
+        name=world.name,
+        next_room_number=world.next_room_number,
+        characters=[c.folder for c in world.characters.values()],
+        rooms=[_RoomSnapshot(**vars(room)) for room in world.rooms.values()],
+        objects=[_ThingSnapshot(**vars(thing)) for thing in world.things.values()],
+    )
+    where = "\n".join(
+        f"#   {c.name} is in {world.rooms[c.location].name}" for c in world.characters.values()
+    )
+    header = f"# mudsim world snapshot (written by mudsim; exits are one-way each).\n# Who is where:\n{where}\n"
+    body = yaml.safe_dump(snapshot.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+    atomic_write_text(root / "world" / "world.yaml", header + body)
+
+
+def load_world(root: Path) -> World:
+    path = root / "world" / "world.yaml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        snapshot = _WorldSnapshot.model_validate(data)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise VaultError(f"cannot read {path}: {' '.join(str(exc).split())}") from exc
+    except ValidationError as exc:
+        raise VaultError(f"{path} is not a valid world snapshot: {_first(exc)}") from exc
+    world = World(snapshot.name, next_room_number=snapshot.next_room_number)
+    try:
+        for room in snapshot.rooms:
+            world.add_room(Room(**room.model_dump()))
+        for thing in snapshot.objects:
+            world.add_thing(Thing(**thing.model_dump()))
+        for folder in snapshot.characters:
+            world.add_character(_load_character(root / "agents" / folder / "agent.md"))
+    except ValueError as exc:
+        raise VaultError(f"{path}: {exc}") from exc
+    _check_references(world, path)
+    return world
+
+
+def _check_references(world: World, path: Path) -> None:
+    for room in world.rooms.values():
+        for name, target in room.exits.items():
+            if target not in world.rooms:
+                raise VaultError(
+                    f"{path}: exit {name!r} of {room.id!r} leads to unknown room {target!r}"
+                )
+    placed: list[Thing | Character] = [*world.things.values(), *world.characters.values()]
+    for item in placed:
+        if item.location not in world.rooms:
+            raise VaultError(f"{path}: {item.name!r} is in unknown room {item.location!r}")
+
+
+def _save_character(path: Path, character: Character) -> None:
+    meta: dict[str, Any] = _AgentFile(**vars(character)).model_dump(mode="json", exclude_none=True)
+    body = (
+        f"# {character.name}\n\n_{character.type}, role {character.role.value}; "
+        f"mudsim reads the front matter above, this text is for people._\n\n"
+        f"## Profile\n\n{character.profile or '(none)'}\n\n"
+        f"## Description\n\n{character.description or '(none)'}\n"
+    )
+    write_front_matter(path, meta, body)
+
+
+def _load_character(path: Path) -> Character:
+    if not path.exists():
+        raise VaultError(f"{path} is missing (the world snapshot lists this character)")
+    meta, _body = read_front_matter(path)
+    try:
+        spec = _AgentFile.model_validate(meta)
+    except ValidationError as exc:
+        raise VaultError(f"{path}: {_first(exc)}") from exc
+    character = Character(**spec.model_dump())
+    if character.folder != path.parent.name:
+        raise VaultError(f"{path}: the name {character.name!r} does not belong in this folder")
+    return character
+
+
+def _first(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    field = ".".join(str(step) for step in error["loc"]) or "(top level)"
+    return f"{field}: {error['msg']}"

@@ -1,0 +1,31 @@
+"""What happens in a room and is seen by the others there.
+
+An event goes to every character in its room except the one who caused it. Ambient
+events ("pauses, deep in thought...") are shown to observers but never remembered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class EventKind(StrEnum):
+    SPEECH = "speech"
+    EMOTE = "emote"
+    MOVEMENT = "movement"
+    ACTION = "action"
+    BUILDING = "building"
+    AMBIENT = "ambient"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    kind: EventKind
+    text: str
+    room_id: str
+    actor_id: str | None = None
+
+    @property
+    def remembered(self) -> bool:
+        return self.kind is not EventKind.AMBIENT

@@ -1,0 +1,202 @@
+"""Reading a world file into a ``World``, with errors that name the file, line and field.
+
+PyYAML drops positions when it builds Python data, so the file is also composed into
+a node tree; an error's path (``rooms[1].id``) is walked through that tree to find the
+line. Nothing is built unless the whole file is valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from engine.errors import UnsafeNameError, WorldFileError
+from engine.world.model import Character, Room, Thing
+from engine.world.schema import WorldSpec
+from engine.world.world import LinkConflict, World
+
+Loc = Sequence[str | int]
+
+try:
+    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
+except AttributeError:  # PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+
+def load_world_file(path: Path) -> World:
+    """Parse, validate and build the world in ``path``; raise ``WorldFileError``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorldFileError(f"cannot read world file {path}: {exc}") from exc
+    return parse_world(text, source=str(path))
+
+
+def parse_world(text: str, *, source: str) -> World:
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        raise WorldFileError(f"{source}, line {line}: YAML syntax error: {exc.problem}") from exc
+    except yaml.YAMLError as exc:
+        raise WorldFileError(f"{source}: YAML error: {exc}") from exc
+    if not isinstance(data, dict):
+        raise WorldFileError(
+            f"{source}, line 1: a world file must be a mapping with name and rooms"
+        )
+    try:
+        spec = WorldSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = exc.errors()
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        where = _where(source, root, first["loc"])
+        raise WorldFileError(f"{where}: {_message(first)}{more}") from exc
+    return _Builder(spec, source, root).build()
+
+
+class _Builder:
+    """Turns a valid ``WorldSpec`` into a ``World``, checking what pydantic cannot:
+    ids unique, exits and locations pointing at rooms, folder names not colliding."""
+
+    def __init__(self, spec: WorldSpec, source: str, root: yaml.Node | None) -> None:
+        self.spec, self.source, self.root = spec, source, root
+        self.world = World(spec.name)
+        self.first_use: dict[str, Loc] = {}
+
+    def fail(self, loc: Loc, message: str) -> WorldFileError:
+        return WorldFileError(f"{_where(self.source, self.root, loc)}: {message}")
+
+    def claim(self, entity_id: str, loc: Loc) -> None:
+        if entity_id in self.first_use:
+            line = _line(self.root, self.first_use[entity_id])
+            raise self.fail(loc, f"duplicate id {entity_id!r} (first used at line {line})")
+        self.first_use[entity_id] = loc
+
+    def build(self) -> World:
+        spec, world = self.spec, self.world
+        for i, room in enumerate(spec.rooms):
+            self.claim(room.id, ("rooms", i, "id"))
+            world.add_room(Room(room.id, room.name, room.description, {}, list(room.aliases)))
+        for i, obj in enumerate(spec.objects):
+            self.claim(obj.id, ("objects", i, "id"))
+            self.check_room(obj.location, ("objects", i, "location"))
+            world.add_thing(
+                Thing(obj.id, obj.name, obj.location, obj.description, list(obj.aliases))
+            )
+        self.build_exits()
+        self.build_characters()
+        return world
+
+    def check_room(self, room_id: str, loc: Loc) -> None:
+        if room_id not in self.world.rooms:
+            raise self.fail(loc, f"there is no room with id {room_id!r}")
+
+    def build_exits(self) -> None:
+        two_way: list[tuple[str, str, str, Loc]] = []
+        for i, room in enumerate(self.spec.rooms):
+            seen: set[str] = set()
+            for raw_name, exit_spec in room.exits.items():
+                loc: Loc = ("rooms", i, "exits", raw_name)
+                name = " ".join(raw_name.lower().split())
+                if name in seen:
+                    raise self.fail(loc, f"exit {name!r} is declared twice in room {room.id!r}")
+                seen.add(name)
+                self.check_room(exit_spec.to, loc)
+                self.world.rooms[room.id].exits[name] = exit_spec.to
+                if not exit_spec.one_way:
+                    two_way.append((room.id, name, exit_spec.to, loc))
+        for source, name, target, loc in two_way:
+            try:
+                back = self.world.way_back_needed(source, name, target)
+            except LinkConflict as exc:
+                raise self.fail(
+                    loc, f"{exc}; declare the way back or mark this exit one_way"
+                ) from exc
+            if back is not None:
+                self.world.rooms[target].exits[back] = source
+
+    def build_characters(self) -> None:
+        folders: dict[str, str] = {}
+        for i, char in enumerate(self.spec.characters):
+            loc: Loc = ("characters", i)
+            if char.type == "agent" and not char.profile.strip():
+                raise self.fail(
+                    loc, f"agent {char.name!r} needs a profile (who they are, in a sentence)"
+                )
+            character = Character(
+                id=char.id or "",
+                name=char.name.strip(),
+                type=char.type,
+                location=char.location,
+                profile=char.profile,
+                description=char.description,
+                role=char.role,
+                aliases=list(char.aliases),
+                think_interval=char.think_interval,
+                immediate_window=char.immediate_window,
+                recent_window=char.recent_window,
+                model=char.model,
+            )
+            try:
+                folder = character.folder
+            except UnsafeNameError as exc:
+                raise self.fail((*loc, "name"), str(exc)) from exc
+            if folder.lower() in folders:
+                raise self.fail(
+                    (*loc, "name"),
+                    f"{char.name!r} and {folders[folder.lower()]!r} would share the vault folder "
+                    f"{folder!r}; rename one",
+                )
+            folders[folder.lower()] = char.name
+            character.id = char.id or folder.lower()
+            self.claim(character.id, (*loc, "id") if char.id else (*loc, "name"))
+            self.check_room(char.location, (*loc, "location"))
+            self.world.add_character(character)
+
+
+def _message(error: Any) -> str:
+    kind, loc = error["type"], error["loc"]
+    if kind == "extra_forbidden":
+        return f"unknown key {loc[-1]!r} (check its spelling)"
+    if kind == "missing":
+        return f"missing required field {loc[-1]!r}"
+    return str(error["msg"])
+
+
+def _where(source: str, root: yaml.Node | None, loc: Loc) -> str:
+    return f"{source}, line {_line(root, loc)}, {_dotted(loc)}"
+
+
+def _dotted(loc: Loc) -> str:
+    text = ""
+    for step in loc:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text or "(top level)"
+
+
+def _line(root: yaml.Node | None, loc: Loc) -> int:
+    """1-based line of the deepest node along ``loc`` (a key's own line for its last step)."""
+    node: Any = root
+    line = node.start_mark.line + 1 if node is not None else 1
+    for step in loc:
+        if isinstance(node, yaml.MappingNode):
+            pair = next(((k, v) for k, v in node.value if str(k.value) == str(step)), None)
+            if pair is None:
+                return line
+            line = pair[0].start_mark.line + 1
+            node = pair[1]
+        elif (
+            isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value)
+        ):
+            node = node.value[step]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line

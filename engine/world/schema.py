@@ -1,0 +1,80 @@
+"""The shape of a world file (``worlds/*.yaml``), validated by pydantic.
+
+Unknown keys are errors, so a typo never passes silently. An exit is written
+``name: room_id`` or ``name: {to: room_id, one_way: true}``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from engine.world.model import Role
+
+EntityId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+$", max_length=64)]
+Text = Annotated[str, Field(min_length=1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ExitSpec(_Strict):
+    to: EntityId
+    one_way: bool = False
+
+
+class RoomSpec(_Strict):
+    id: EntityId
+    name: Text
+    description: str = ""
+    exits: dict[Text, ExitSpec] = {}
+    aliases: list[Text] = []
+
+    @field_validator("exits", mode="before")
+    @classmethod
+    def _short_exits(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        expanded: dict[Any, Any] = {}
+        for name, target in value.items():
+            if isinstance(target, str):
+                target = {"to": target}
+            elif not isinstance(target, dict):
+                raise ValueError(
+                    f"exit {name!r} must be `{name}: room_id` or `{name}: {{to: room_id, one_way: true}}`"
+                )
+            expanded[name] = target
+        return expanded
+
+
+class ObjectSpec(_Strict):
+    id: EntityId
+    name: Text
+    location: EntityId
+    description: str = ""
+    aliases: list[Text] = []
+
+
+class CharacterSpec(_Strict):
+    name: Text
+    type: Literal["agent", "player"]
+    location: EntityId
+    id: EntityId | None = None
+    profile: str = ""
+    description: str = ""
+    role: Role = Role.PLAYER
+    aliases: list[Text] = []
+    think_interval: Annotated[float, Field(gt=0)] | None = None
+    immediate_window: Annotated[int, Field(ge=1)] | None = None
+    recent_window: Annotated[int, Field(ge=1)] | None = None
+    model: Text | None = None
+
+
+class WorldSpec(_Strict):
+    name: Text
+    description: str = ""
+    rooms: Annotated[list[RoomSpec], Field(min_length=1)]
+    objects: list[ObjectSpec] = []
+    characters: list[CharacterSpec] = []
