@@ -52,9 +52,28 @@ def atomic_write_json(path: Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+class _ReadableDumper(yaml.SafeDumper):
+    """Multi-line text as a ``|`` block; whitespace-only strings (stop sequences such as
+    a newline) double-quoted so they read as ``"\\n"``."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        style = '"' if not value.strip() else "|"
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_ReadableDumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(data: Any) -> str:
+    return yaml.dump(data, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True, width=100)
+
+
 def dump_front_matter(meta: Mapping[str, Any], body: str) -> str:
     """A markdown document: YAML front matter (keys in the given order), then ``body``."""
-    head = yaml.safe_dump(dict(meta), sort_keys=False, allow_unicode=True, width=100)
+    head = dump_yaml(dict(meta))
     return f"---\n{head}---\n{body.rstrip()}\n"
 
 

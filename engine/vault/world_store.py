@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.errors import VaultError
-from engine.vault.files import atomic_write_text, read_front_matter, write_front_matter
+from engine.vault.files import atomic_write_text, dump_yaml, read_front_matter, write_front_matter
 from engine.world.model import Character, CharacterType, Role, Room, Thing
 from engine.world.world import World
 
@@ -82,7 +82,7 @@ def save_world(root: Path, world: World) -> None:
         f"#   {c.name} is in {world.rooms[c.location].name}" for c in world.characters.values()
     )
     header = f"# mudsim world snapshot (written by mudsim; exits are one-way each).\n# Who is where:\n{where}\n"
-    body = yaml.safe_dump(snapshot.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+    body = dump_yaml(snapshot.model_dump(mode="json"))
     atomic_write_text(root / "world" / "world.yaml", header + body)
 
 

@@ -1,0 +1,118 @@
+"""mudsim benchmarks (run by hand; never part of the test suite).
+
+    python scripts/bench.py            # every benchmark
+    python scripts/bench.py commands   # one of: commands, journal
+
+Prints a table and, last, one JSON object with every figure. Each figure is the median
+of several repeats; the spread (min-max) is printed next to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.memory.record import MemoryKind, MemoryRecord, utc_now
+from engine.sim.simulation import Simulation
+from engine.vault.journal import Journal
+
+REPEATS = 5
+
+
+def _world_yaml(rooms: int, characters: int) -> str:
+    lines = ["name: Bench", "rooms:"]
+    for r in range(rooms):
+        lines += [f"  - id: r{r}", f"    name: Room {r}", "    description: A plain room."]
+        if r + 1 < rooms:
+            lines.append(f"    exits: {{east: r{r + 1}}}")
+    lines.append("characters:")
+    for c in range(characters):
+        lines += [f"  - name: Agent{c}", "    type: agent", f"    location: r{c % rooms}", "    profile: A tester."]
+    return "\n".join(lines) + "\n"
+
+
+def bench_commands(commands_per_agent: int = 200) -> dict[str, float]:
+    """50 characters in 5 rooms each run look / say / go in turn through Simulation.execute:
+    parse, resolve, run, deliver events to observers, append to every journal."""
+    script = ["look", "say Hello, everyone.", "go east", "go west", "emote nods.", "think Quiet today."]
+    rates: list[float] = []
+    for _ in range(REPEATS):
+        with tempfile.TemporaryDirectory() as tmp:
+            world = Path(tmp) / "bench.yaml"
+            world.write_text(_world_yaml(5, 50), encoding="utf-8")
+            sim = Simulation.open(Path(tmp) / "vault", world)
+            people = list(sim.world.characters.values())
+            start = time.perf_counter()
+            for turn in range(commands_per_agent):
+                for person in people:
+                    sim.execute(person, script[turn % len(script)])
+            elapsed = time.perf_counter() - start
+            sim.close()
+            rates.append(commands_per_agent * len(people) / elapsed)
+    return _summary("commands/s", rates) | {"us_per_command": 1e6 / statistics.median(rates)}
+
+
+def bench_journal(appends: int = 5000) -> dict[str, float]:
+    """Cost of one memory append: grouped fsync (the default, every 100 ms) vs every append."""
+    out: dict[str, float] = {}
+    for label, interval in (("grouped_fsync", 0.1), ("fsync_each", 0.0)):
+        costs: list[float] = []
+        for _ in range(REPEATS):
+            with tempfile.TemporaryDirectory() as tmp:
+                journal = Journal(Path(tmp) / "memories.jsonl", 0, fsync_interval=interval)
+                record = _record_factory()
+                start = time.perf_counter()
+                for seq in range(appends):
+                    journal.append(record(seq))
+                costs.append((time.perf_counter() - start) / appends * 1e6)
+                journal.close()
+        out[f"{label}_us_per_append"] = statistics.median(costs)
+        out[f"{label}_us_per_append_min"] = min(costs)
+        out[f"{label}_us_per_append_max"] = max(costs)
+    return out
+
+
+def _record_factory() -> Callable[[int], MemoryRecord]:
+    at = utc_now()
+
+    def make(seq: int) -> MemoryRecord:
+        return MemoryRecord(seq=seq, at=at, kind=MemoryKind.OBSERVATION, text="Ada says, \"Hello.\"",
+                            location="r0", occupants=["Ada", "Bo"])  # fmt: skip
+
+    return make
+
+
+def _summary(unit: str, values: list[float]) -> dict[str, float]:
+    return {unit: statistics.median(values), f"{unit}_min": min(values), f"{unit}_max": max(values)}
+
+
+BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {"commands": bench_commands, "journal": bench_journal}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("which", nargs="*", choices=[[], *BENCHMARKS], default=[])
+    names = parser.parse_args().which or list(BENCHMARKS)
+    results: dict[str, dict[str, float]] = {}
+    print(f"mudsim benchmarks: median of {REPEATS} repeats; python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    for name in names:
+        results[name] = BENCHMARKS[name]()
+        for key, value in results[name].items():
+            if not key.endswith(("_min", "_max")):
+                spread = ""
+                if f"{key}_min" in results[name]:
+                    spread = f"  (min {results[name][f'{key}_min']:,.1f}, max {results[name][f'{key}_max']:,.1f})"
+                print(f"  {name:10} {key:32} {value:>12,.1f}{spread}")
+    print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
