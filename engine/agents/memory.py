@@ -57,7 +57,8 @@ class MemoryStream:
         reason: str | None = None,
         failed: bool = False,
     ) -> MemoryRecord:
-        memory = MemoryRecord(
+        # Built without validation: every field comes from our own typed code.
+        memory = MemoryRecord.model_construct(
             seq=self.journal.count,
             at=utc_now(),
             kind=kind,

@@ -60,10 +60,12 @@ class Simulation:
     ) -> Simulation:
         """Own the vault, then load its world, or seed it from ``world_file`` the first time."""
         vault = Vault(vault_dir)
+        # A new vault's world file is checked before anything is written, even the lock.
+        fresh = None if vault.is_seeded else load_world_file(world_file)
         lock = vault.lock()
         try:
             seeded = vault.is_seeded
-            world = vault.load_world() if seeded else load_world_file(world_file)
+            world = vault.load_world() if seeded else (fresh or load_world_file(world_file))
             vault.write_default_config()
             sim = cls(vault, world, vault.settings(), lock, warn=warn)
             if not seeded:
@@ -153,11 +155,15 @@ class Simulation:
 
     def deliver(self, event: Event) -> None:
         """Show ``event`` to everyone in its room but its actor; observers remember it."""
-        for observer in self.world.characters_in(event.room_id):
-            if observer.id == event.actor_id:
-                continue
-            if event.remembered:
-                self._record(observer, MemoryKind.OBSERVATION, event.text)
+        if event.remembered:
+            present = self.world.characters_in(event.room_id)
+            names = [c.name for c in present]
+            for index, observer in enumerate(present):
+                if observer.id != event.actor_id:
+                    others = names[:index] + names[index + 1 :]
+                    self.minds[observer.id].record(
+                        MemoryKind.OBSERVATION, event.text, location=event.room_id, occupants=others
+                    )
         for listener in self.listeners:
             listener(event)
 

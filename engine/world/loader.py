@@ -167,6 +167,10 @@ def _message(error: Any) -> str:
         return f"unknown key {loc[-1]!r} (check its spelling)"
     if kind == "missing":
         return f"missing required field {loc[-1]!r}"
+    if kind == "string_pattern_mismatch":
+        if "A-Za-z0-9" in str(error.get("ctx", {}).get("pattern", "")):
+            return "an id may only use letters, digits, '_' and '-'"
+        return "a name cannot contain control characters"
     return str(error["msg"])
 
 

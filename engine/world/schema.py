@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from engine.world.model import Role
 
 EntityId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+$", max_length=64)]
-Text = Annotated[str, Field(min_length=1)]
+Text = Annotated[str, Field(min_length=1, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")]
+"""A name: non-empty, and no control characters (no terminal escapes in a name)."""
 
 
 class _Strict(BaseModel):
