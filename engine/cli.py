@@ -123,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MudsimError as exc:
         print(f"mudsim: {exc}", file=sys.stderr)
         return exc.exit_code
+    except SystemExit as exc:  # argparse's --help
+        return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
         print("mudsim: interrupted", file=sys.stderr)
         return 130

@@ -34,14 +34,26 @@ def _world_yaml(rooms: int, characters: int) -> str:
             lines.append(f"    exits: {{east: r{r + 1}}}")
     lines.append("characters:")
     for c in range(characters):
-        lines += [f"  - name: Agent{c}", "    type: agent", f"    location: r{c % rooms}", "    profile: A tester."]
+        lines += [
+            f"  - name: Agent{c}",
+            "    type: agent",
+            f"    location: r{c % rooms}",
+            "    profile: A tester.",
+        ]
     return "\n".join(lines) + "\n"
 
 
 def bench_commands(commands_per_agent: int = 200) -> dict[str, float]:
     """50 characters in 5 rooms each run look / say / go in turn through Simulation.execute:
     parse, resolve, run, deliver events to observers, append to every journal."""
-    script = ["look", "say Hello, everyone.", "go east", "go west", "emote nods.", "think Quiet today."]
+    script = [
+        "look",
+        "say Hello, everyone.",
+        "go east",
+        "go west",
+        "emote nods.",
+        "think Quiet today.",
+    ]
     rates: list[float] = []
     for _ in range(REPEATS):
         with tempfile.TemporaryDirectory() as tmp:
@@ -93,15 +105,22 @@ def _summary(unit: str, values: list[float]) -> dict[str, float]:
     return {unit: statistics.median(values), f"{unit}_min": min(values), f"{unit}_max": max(values)}
 
 
-BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {"commands": bench_commands, "journal": bench_journal}
+BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {
+    "commands": bench_commands,
+    "journal": bench_journal,
+}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("which", nargs="*", choices=[[], *BENCHMARKS], default=[])
     names = parser.parse_args().which or list(BENCHMARKS)
     results: dict[str, dict[str, float]] = {}
-    print(f"mudsim benchmarks: median of {REPEATS} repeats; python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    print(
+        f"mudsim benchmarks: median of {REPEATS} repeats; python {sys.version.split()[0]}, {os.cpu_count()} cores"
+    )
     for name in names:
         results[name] = BENCHMARKS[name]()
         for key, value in results[name].items():

@@ -18,7 +18,8 @@ COMMANDS: list[Command] = []
 
 def exit_name_for(room_name: str) -> str:
     """``"The Old Cellar"`` -> ``"old cellar"``: how an exit to that room is called."""
-    return " ".join(re.sub(r"[^\w\s-]", "", strip_article(room_name)).split())
+    name = " ".join(re.sub(r"[^\w\s-]", "", strip_article(room_name)).split())
+    return name if any(ch.isalnum() for ch in name) else ""
 
 
 def _link(ctx: CommandContext, exit_name: str, target: Room) -> Result | str | None:

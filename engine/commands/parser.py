@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+_ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])")
+"""Terminal escape sequences (CSI such as colours, OSC such as window titles), whole."""
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 SHORTCUTS = {'"': "say", ":": "emote"}
 
@@ -26,8 +28,9 @@ class ParsedLine:
 
 
 def clean(text: str) -> str:
-    """Drop control characters; tabs and newlines become spaces."""
-    return _CONTROL.sub("", text.replace("\t", " ").replace("\n", " ").replace("\r", " "))
+    """Drop terminal escape sequences and control characters; tabs and newlines become spaces."""
+    text = text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+    return _CONTROL.sub("", _ESCAPES.sub("", text))
 
 
 def parse_line(line: str) -> ParsedLine | None:
@@ -42,5 +45,5 @@ def parse_line(line: str) -> ParsedLine | None:
         if command[0] == '"' and len(args) > 1 and args.endswith('"') and '"' not in args[:-1]:
             args = args[:-1].rstrip()
         return ParsedLine(verb, args, private, command)
-    head, _, rest = command.partition(" ")
-    return ParsedLine(head.lower(), rest.strip(), private, command)
+    head, *rest = command.split(None, 1)
+    return ParsedLine(head.lower(), rest[0].strip() if rest else "", private, command)

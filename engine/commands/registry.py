@@ -100,9 +100,12 @@ class Registry:
     def add(self, command: Command) -> None:
         if command.category not in CATEGORIES:
             raise ValueError(f"{command.key}: unknown category {command.category!r}")
+        taken = [name for name in command.names if name in self._by_name]
+        if taken or len(set(command.names)) != len(command.names):
+            raise ValueError(
+                f"{command.key}: command name {(taken or command.names)[0]!r} is registered twice"
+            )
         for name in command.names:
-            if name in self._by_name:
-                raise ValueError(f"command name {name!r} is registered twice")
             self._by_name[name] = command
         self.commands[command.key] = command
 
@@ -118,6 +121,7 @@ class Registry:
 
     def resolve(self, verb: str, role: Role) -> Resolution:
         """Find the command ``verb`` means for a caller with ``role``."""
+        verb = verb.lower()
         exact = self.get(verb)
         if exact is not None:
             how: Literal["exact", "forbidden"] = "exact" if role.allows(exact.role) else "forbidden"
@@ -128,9 +132,11 @@ class Registry:
             return Resolution(next(iter(prefixed.values())), "prefix")
         if len(prefixed) > 1:
             return Resolution(None, "ambiguous", tuple(sorted(prefixed)))
+        # A correction must keep at least one letter of what was typed ("@d" is not "go").
+        limit = min(MAX_EDIT_DISTANCE, len(verb) - 1)
         distances = {name: Levenshtein.distance(verb, name) for name in names}
-        best = min(distances.values(), default=MAX_EDIT_DISTANCE + 1)
-        if best > MAX_EDIT_DISTANCE:
+        best = min(distances.values(), default=limit + 1)
+        if best > limit:
             return Resolution(None, "none")
         nearest = {names[name].key: names[name] for name, d in distances.items() if d == best}
         if len(nearest) > 1:

@@ -102,7 +102,13 @@ def load_world(root: Path) -> World:
         for thing in snapshot.objects:
             world.add_thing(Thing(**thing.model_dump()))
         for folder in snapshot.characters:
-            world.add_character(_load_character(root / "agents" / folder / "agent.md"))
+            agent_file = root / "agents" / folder / "agent.md"
+            character = _load_character(agent_file)
+            if character.location not in world.rooms:
+                raise VaultError(
+                    f"{agent_file}: location {character.location!r} is no room of this world"
+                )
+            world.add_character(character)
     except ValueError as exc:
         raise VaultError(f"{path}: {exc}") from exc
     _check_references(world, path)
@@ -116,8 +122,7 @@ def _check_references(world: World, path: Path) -> None:
                 raise VaultError(
                     f"{path}: exit {name!r} of {room.id!r} leads to unknown room {target!r}"
                 )
-    placed: list[Thing | Character] = [*world.things.values(), *world.characters.values()]
-    for item in placed:
+    for item in world.things.values():
         if item.location not in world.rooms:
             raise VaultError(f"{path}: {item.name!r} is in unknown room {item.location!r}")
 

@@ -50,6 +50,10 @@ def parse_world(text: str, *, source: str) -> World:
         raise WorldFileError(
             f"{source}, line 1: a world file must be a mapping with name and rooms"
         )
+    repeated = _repeated_key(root, ())
+    if repeated is not None:
+        loc, line = repeated
+        raise WorldFileError(f"{source}, line {line}, {_dotted(loc)}: this key is given twice")
     try:
         spec = WorldSpec.model_validate(data)
     except ValidationError as exc:
@@ -159,6 +163,26 @@ class _Builder:
             self.claim(character.id, (*loc, "id") if char.id else (*loc, "name"))
             self.check_room(char.location, (*loc, "location"))
             self.world.add_character(character)
+
+
+def _repeated_key(node: yaml.Node | None, loc: tuple[str | int, ...]) -> tuple[Loc, int] | None:
+    """The first key given twice in one mapping (PyYAML silently keeps the last)."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            name = str(key.value)
+            if name in seen:
+                return (*loc, name), key.start_mark.line + 1
+            seen.add(name)
+            found = _repeated_key(value, (*loc, name))
+            if found is not None:
+                return found
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            found = _repeated_key(item, (*loc, index))
+            if found is not None:
+                return found
+    return None
 
 
 def _message(error: Any) -> str:

@@ -65,7 +65,7 @@ _ROLE_RANK = {Role.PLAYER: 0, Role.BUILDER: 1, Role.ADMIN: 2}
 def way_back(exit_name: str, source_room_id: str) -> str:
     """The name of the automatic return exit: the opposite compass point, else the
     source room's id (``north`` -> ``south``; ``lobby`` from ``garden`` -> ``garden``)."""
-    return COMPASS.get(exit_name, source_room_id)
+    return COMPASS.get(exit_name, source_room_id.lower())
 
 
 @dataclass
