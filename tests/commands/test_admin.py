@@ -1,0 +1,104 @@
+"""@save, @impersonate / @imp (admins only), and what each role may do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import run
+
+from engine.sim.simulation import Simulation
+
+
+def world_yaml(vault_dir: Path) -> str:
+    return (vault_dir / "world" / "world.yaml").read_text(encoding="utf-8")
+
+
+def test_save_rewrites_the_vault(sim: Simulation, vault_dir: Path) -> None:
+    assert "#   Pat is in The Hall" in world_yaml(vault_dir)
+    run(sim, "Pat", "go north")
+    run(sim, "Pat", "@set-description A traveller, muddy now.")
+    result = run(sim, "Pat", "@save")
+    assert result.ok
+    assert result.text == "The world is saved."
+    assert "#   Pat is in The Yard" in world_yaml(vault_dir)
+    agent = (vault_dir / "agents" / "Pat" / "agent.md").read_text(encoding="utf-8")
+    assert "location: yard" in agent
+    assert "A traveller, muddy now." in agent
+    state = json.loads((vault_dir / "agents" / "Pat" / "memory-state.json").read_text())
+    assert state["memories"] == 2
+
+
+def test_saved_building_survives_a_restart(
+    sim: Simulation, vault_dir: Path, world_file: Path
+) -> None:
+    run(sim, "Pat", "@dig The Attic")
+    run(sim, "Pat", "@save")
+    sim.close()
+    again = Simulation.open(vault_dir, world_file)
+    try:
+        assert again.world.rooms["room-1"].name == "The Attic"
+        assert again.world.rooms["hall"].exits["attic"] == "room-1"
+    finally:
+        again.close()
+
+
+@pytest.mark.parametrize(("who", "role"), [("Pip", "player"), ("Bea", "builder")])
+def test_save_needs_the_admin_role(sim: Simulation, vault_dir: Path, who: str, role: str) -> None:
+    before = world_yaml(vault_dir)
+    run(sim, who, "go south" if who == "Bea" else "go north")
+    result = run(sim, who, "@save")
+    assert not result.ok
+    assert result.text == f"'@save' needs the admin role; you are a {role}."
+    assert world_yaml(vault_dir) == before
+
+
+def test_a_builder_may_build_but_not_administer(sim: Simulation) -> None:
+    assert run(sim, "Bea", "@dig The Shed").ok
+    assert not run(sim, "Bea", "@save").ok
+    assert not run(sim, "Bea", "@impersonate Ada").ok
+
+
+def test_an_admin_may_do_everything(sim: Simulation) -> None:
+    lines = [
+        "@dig The Attic",
+        "@exit The Tower",
+        "@tp The Yard",
+        "@memory-status Ada",
+        "@save",
+        "@impersonate Ada",
+    ]
+    for line in lines:
+        result = run(sim, "Pat", line)
+        assert result.ok, f"{line}: {result.shown}"
+    assert sim.character("Pat").location == "yard"
+
+
+@pytest.mark.parametrize("line", ["@impersonate Ada", "@imp ada"])
+def test_impersonate_an_agent_without_a_thinker(sim: Simulation, line: str) -> None:
+    result = run(sim, "Pat", line)
+    assert result.ok
+    assert result.text == ("Ada has no prompt yet: agents start thinking once an LLM is connected.")
+
+
+def test_impersonate_a_player_fails(sim: Simulation) -> None:
+    result = run(sim, "Pat", "@impersonate Pip")
+    assert not result.ok
+    assert result.text == "Pip is a player and has no prompt."
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [("Zed", "You don't see any character called 'Zed'."), ("", "Impersonate whom?")],
+)
+def test_impersonate_nobody_fails(sim: Simulation, args: str, text: str) -> None:
+    result = run(sim, "Pat", f"@impersonate {args}")
+    assert not result.ok
+    assert result.text == text
+
+
+def test_impersonate_needs_the_admin_role(sim: Simulation) -> None:
+    result = run(sim, "Bea", "@imp Ada")
+    assert not result.ok
+    assert result.text == "'@impersonate' needs the admin role; you are a builder."

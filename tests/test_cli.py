@@ -1,0 +1,411 @@
+"""The ``mudsim`` command line, in-process through ``engine.cli.main`` and once through
+the real entry point: output, saved state, exit codes and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import engine
+from engine.cli import main
+
+REPO = Path(engine.__file__).resolve().parent.parent
+EVERYONE = ["Ada", "Bo", "Pat", "Pip", "Bea"]
+STATUS_KEYS = {
+    "name",
+    "type",
+    "memories",
+    "boundary",
+    "verbatim",
+    "immediate_window",
+    "recent_window",
+    "next_compaction_at",
+    "in_flight",
+    "failures",
+    "short_term",
+    "long_term",
+}
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    """Run ``mudsim argv`` in this process: (exit code, stdout, stderr)."""
+    try:
+        code = main([str(arg) for arg in argv])
+    except SystemExit as exc:  # argparse's --help
+        code = exc.code if isinstance(exc.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_one_line_error(err: str) -> None:
+    assert err.startswith("mudsim: "), err
+    assert err.endswith("\n")
+    assert err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+def journal(vault_dir: Path, folder: str) -> list[dict[str, Any]]:
+    path = vault_dir / "agents" / folder / "memories.jsonl"
+    return [json.loads(raw) for raw in path.read_text(encoding="utf-8").splitlines()]
+
+
+def status_json(
+    capsys: pytest.CaptureFixture[str], vault_dir: Path, *extra: str
+) -> list[dict[str, Any]]:
+    code, out, err = cli(capsys, "status", "--vault", vault_dir, "--json", *extra)
+    assert code == 0, err
+    data = json.loads(out)
+    assert set(data) == {"agents"}
+    agents: list[dict[str, Any]] = data["agents"]
+    return agents
+
+
+# -- do -----------------------------------------------------------------------------
+
+
+def test_do_prints_the_look_result(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "look")
+    assert code == 0, err
+    assert err == ""
+    assert out.startswith("The Hall\n")
+    assert "A long hall with a stone floor." in out
+    assert "Exits: north (The Yard), stair (The Tower)" in out
+    assert "brass lamp" in out
+    assert "Also here: Ada and Pip." in out
+    assert "> look" not in out, "one command: no echo"
+    assert (vault_dir / "world" / "world.yaml").exists(), "the first call seeds the vault"
+
+
+def test_do_with_several_commands_echoes_each(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "look", "go north")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "> look"
+    assert lines[1] == "The Hall"
+    second = lines.index("> go north")
+    assert second > 1
+    assert lines[second - 1] == "", "a blank line between results"
+    assert "The Yard" in "\n".join(lines[second:])
+    assert out.count("> ") == 2
+
+
+def test_moving_persists_between_calls_and_agents_remember_it(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "go north")
+    assert code == 0, err
+    assert "You go north to The Yard." in out
+
+    code, out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "look")
+    assert code == 0, err
+    assert out.startswith("The Yard\n")
+    assert "Also here: Bo and Bea." in out
+
+    arrivals = [m for m in journal(vault_dir, "Bo") if m["text"] == "Pat arrives from The Hall."]
+    assert len(arrivals) == 1
+    assert arrivals[0]["kind"] == "observation"
+    assert arrivals[0]["location"] == "yard"
+    assert "Pat" in arrivals[0]["occupants"]
+
+
+def test_do_acts_as_another_character_with_as(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "--as", "Bo", "look")
+    assert code == 0, err
+    assert out.startswith("The Yard\n")
+    assert "Also here: Bea." in out
+    assert [m["command"] for m in journal(vault_dir, "Bo")] == ["look"]
+
+
+def test_as_defaults_to_the_first_player(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "look", "go north")
+    assert code == 0, err
+    assert "Also here: Ada and Pip." in out, "the viewer is Pat, the first player"
+    assert [m["command"] for m in journal(vault_dir, "Pat")] == ["look", "go north"]
+    assert all(m["command"] is None for m in journal(vault_dir, "Pip"))
+    assert all(m["command"] is None for m in journal(vault_dir, "Ada")), (
+        "Ada is listed first, but she is an agent, not a player"
+    )
+
+
+def test_an_in_world_failure_exits_zero(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "go nowhere")
+    assert code == 0, err
+    assert err == ""
+    assert "nowhere" in out
+    last = journal(vault_dir, "Pat")[-1]
+    assert last["failed"] is True
+    assert last["command"] == "go nowhere"
+
+
+# -- errors -------------------------------------------------------------------------
+
+
+def test_an_unknown_character_is_a_one_line_error(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "--as", "Nobody", "look")
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)
+    assert "Nobody" in err
+    assert "Pat" in err, "the error lists who there is"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["do", "{world}", "--vault", "{vault}", "--bogus", "look"],
+        ["do", "{world}", "--vault", "{vault}"],
+        ["frobnicate"],
+        [],
+        ["status", "--vault", "{vault}", "--jason"],
+    ],
+    ids=["unknown flag", "no command", "unknown verb", "nothing", "status flag"],
+)
+def test_a_bad_command_line_is_a_one_line_error(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    args = [a.format(world=world_file, vault=vault_dir) for a in argv]
+    code, out, err = cli(capsys, *args)
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)
+    assert "--help" in err
+    assert not (vault_dir / "world").exists()
+
+
+def test_a_missing_world_file_is_a_one_line_error(
+    tmp_path: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "no-such-world.yaml"
+    code, out, err = cli(capsys, "do", missing, "--vault", vault_dir, "look")
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)
+    assert str(missing) in err
+    assert not (vault_dir / "world" / "world.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("name: X\nrooms:\n  - id: a\n    name: [unclosed\n", "line 5"),
+        ("name: X\nrooms:\n  - id: a\n    nme: A\ncharacters: []\n", "line 3"),
+    ],
+    ids=["YAML syntax", "missing field"],
+)
+def test_a_bad_world_file_is_a_one_line_error_naming_file_and_line(
+    tmp_path: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str], text: str, line: str
+) -> None:
+    bad = tmp_path / "bad-world.yaml"
+    bad.write_text(text, encoding="utf-8")
+    code, out, err = cli(capsys, "do", bad, "--vault", vault_dir, "look")
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)
+    assert str(bad) in err
+    assert line in err
+    assert not (vault_dir / "world" / "world.yaml").exists()
+
+
+def test_a_corrupt_vault_is_a_one_line_error(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(capsys, "do", world_file, "--vault", vault_dir, "look")[0] == 0
+    state = vault_dir / "agents" / "Ada" / "memory-state.json"
+    state.write_text("{oops", encoding="utf-8")
+    code, out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "look")
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)
+    assert str(state) in err
+    assert state.read_text(encoding="utf-8") == "{oops"
+
+
+def test_a_vault_that_is_a_file_is_a_one_line_error(
+    world_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    not_a_folder = tmp_path / "vault-file"
+    not_a_folder.write_text("hello", encoding="utf-8")
+    code, out, err = cli(capsys, "do", world_file, "--vault", not_a_folder, "look")
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)
+    assert str(not_a_folder) in err
+    assert not_a_folder.read_text(encoding="utf-8") == "hello"
+
+
+def test_a_torn_journal_tail_is_repaired_with_a_warning(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(capsys, "do", world_file, "--vault", vault_dir, "go north", "say hi")[0] == 0
+    path = vault_dir / "agents" / "Bo" / "memories.jsonl"
+    clean = path.read_bytes()
+    path.write_bytes(clean + b'{"seq": 2, "at": "2025-')
+
+    code, out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "look")
+
+    assert code == 0, err
+    assert out.startswith("The Yard\n")
+    assert err.startswith("mudsim: warning: ")
+    assert err.count("\n") == 1, err
+    assert str(path) in err
+    assert path.read_bytes().startswith(clean)
+    records = journal(vault_dir, "Bo")
+    assert [m["seq"] for m in records] == list(range(len(records)))
+    agents = status_json(capsys, vault_dir, "--agent", "Bo")
+    assert agents[0]["memories"] == len(records)
+
+
+def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "--help")
+    assert code == 0
+    assert "usage: mudsim" in out
+    for verb in ("do", "play", "status"):
+        assert verb in out
+    code, out, _ = cli(capsys, "do", "--help")
+    assert code == 0
+    assert "--as" in out
+    assert "--vault" in out
+
+
+# -- status -------------------------------------------------------------------------
+
+
+def test_status_json_lists_every_character(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cli(capsys, "do", world_file, "--vault", vault_dir, "go north", "say hello")
+    assert code == 0, err
+    agents = status_json(capsys, vault_dir)
+    assert [a["name"] for a in agents] == EVERYONE
+    types = {a["name"]: a["type"] for a in agents}
+    assert types == {
+        "Ada": "agent",
+        "Bo": "agent",
+        "Pat": "player",
+        "Pip": "player",
+        "Bea": "player",
+    }
+    for entry in agents:
+        assert set(entry) >= STATUS_KEYS, entry["name"]
+        path = vault_dir / "agents" / entry["name"] / "memories.jsonl"
+        lines = len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
+        assert entry["memories"] == lines, entry["name"]
+        assert entry["boundary"] == 0
+        assert entry["verbatim"] == lines
+        assert entry["in_flight"] is False
+        assert entry["failures"] == 0
+        assert entry["short_term"] is None
+        assert entry["long_term"] is None
+        window = (4, 4) if entry["name"] == "Bo" else (64, 64)
+        assert (entry["immediate_window"], entry["recent_window"]) == window
+        assert entry["next_compaction_at"] == sum(window) + 1
+    by_name = {a["name"]: a for a in agents}
+    assert by_name["Pat"]["memories"] == 2
+    assert by_name["Bo"]["memories"] >= 2, "Bo saw Pat arrive and heard him"
+
+
+def test_status_json_for_one_agent(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(capsys, "do", world_file, "--vault", vault_dir, "go north")[0] == 0
+    agents = status_json(capsys, vault_dir, "--agent", "Bo")
+    assert [a["name"] for a in agents] == ["Bo"]
+    assert agents[0]["memories"] == len(journal(vault_dir, "Bo")) == 1
+
+
+def test_status_for_an_unknown_agent_is_a_one_line_error(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(capsys, "do", world_file, "--vault", vault_dir, "look")[0] == 0
+    code, out, err = cli(capsys, "status", "--vault", vault_dir, "--agent", "Nobody")
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)
+
+
+def test_status_text_names_every_character(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(capsys, "do", world_file, "--vault", vault_dir, "look")[0] == 0
+    code, out, err = cli(capsys, "status", "--vault", vault_dir)
+    assert code == 0, err
+    for name in EVERYONE:
+        assert f"Memory of {name} (" in out
+    code, out, err = cli(capsys, "status", "--vault", vault_dir, "--agent", "Pip")
+    assert code == 0, err
+    assert "Memory of Pip (player)" in out
+    assert "Memory of Pat" not in out
+
+
+@pytest.mark.parametrize("make", [True, False], ids=["empty folder", "no folder"])
+def test_status_on_an_unseeded_vault_says_how_to_seed_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: bool
+) -> None:
+    folder = tmp_path / "empty"
+    if make:
+        folder.mkdir()
+    code, out, err = cli(capsys, "status", "--vault", folder)
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)
+    assert str(folder) in err
+    assert "mudsim do" in err, "a hint how to seed it"
+
+
+# -- the real entry point -----------------------------------------------------------
+
+
+def mudsim(*argv: object) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "MUDSIM_DEBUG"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", *(str(arg) for arg in argv)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env=env,
+    )
+
+
+def test_the_real_entry_point_end_to_end(world_file: Path, vault_dir: Path) -> None:
+    done = mudsim("do", world_file, "--vault", vault_dir, "go north", "look")
+    assert done.returncode == 0, done.stderr
+    assert "> go north" in done.stdout
+    assert "The Yard" in done.stdout
+    assert done.stderr == ""
+
+    done = mudsim("status", "--vault", vault_dir, "--json")
+    assert done.returncode == 0, done.stderr
+    names = [a["name"] for a in json.loads(done.stdout)["agents"]]
+    assert names == EVERYONE
+
+    done = mudsim("do", world_file, "--vault", vault_dir, "--as", "Nobody", "look")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("mudsim: ")
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+
+    done = mudsim("do", world_file, "--vault", vault_dir, "--bogus")
+    assert done.returncode == 2
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stderr
