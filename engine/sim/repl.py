@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from engine.commands.helpers import describe_room
@@ -52,7 +53,7 @@ def run_repl(world_file: Path, vault_dir: Path, as_name: str | None) -> None:
         sim.close()
 
 
-def _setup_history(path: Path):  # type: ignore[no-untyped-def]
+def _setup_history(path: Path) -> Callable[[], None] | None:
     """Enable arrow-key history when reading from a terminal; return a saver, or None."""
     if not sys.stdin.isatty():
         return None
