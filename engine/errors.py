@@ -5,7 +5,10 @@
     ├── VaultError              a vault file is unreadable or invalid (names the file)
     │   └── VaultLockedError    another process owns the vault
     ├── UnknownCharacterError   `--as` / `--agent` names nobody in the world
-    └── UnsafeNameError         a name or title that cannot become a file name
+    ├── UnsafeNameError         a name or title that cannot become a file name
+    └── LLMError                a language-model call failed (exit 3)
+        ├── LLMUnavailableError     not reachable, or timed out
+        └── LLMResponseError        an error answer, or one we cannot read
 
 In-world failures (no such exit, a mistyped verb) are not errors: they are command
 results with ``ok=False``. The CLI catches ``MudsimError`` and prints ``str(error)`` as
@@ -39,3 +42,26 @@ class UnknownCharacterError(MudsimError):
 
 class UnsafeNameError(MudsimError):
     """A name that would be empty or escape its folder once made a file name."""
+
+
+class LLMError(MudsimError):
+    """A language-model call failed."""
+
+    exit_code = 3
+
+
+class LLMUnavailableError(LLMError):
+    """The server could not be reached, or timed out."""
+
+
+class LLMResponseError(LLMError):
+    """The server answered with an error or with something we cannot read."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    @property
+    def retryable(self) -> bool:
+        """5xx and 429 may pass; other 4xx will not."""
+        return self.status is None or self.status == 429 or self.status >= 500

@@ -1,0 +1,1 @@
+"""Character components: the memory stream (and, later, the thinker)."""

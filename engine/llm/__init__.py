@@ -1,0 +1,1 @@
+"""Language-model backends behind one protocol (``generate(request) -> Generation``)."""

@@ -1,0 +1,56 @@
+"""A scripted backend that ships with the product: for tests, demos and benchmarks.
+
+    ScriptedBackend(["look", "say Hello"])            # replies in order, then cycles
+    ScriptedBackend(["look"], fail_first=2)           # two failures, then replies
+    ScriptedBackend.from_spec("look;say Hello")       # what `--llm fake:look;say Hello` builds
+
+It records every prompt it was given, so tests can check what an agent saw.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from engine.errors import LLMUnavailableError
+from engine.llm.request import Generation, LLMRequest
+
+DEFAULT_SCRIPT = ("look", "say Hello.", "think What a quiet place.")
+
+
+class ScriptedBackend:
+    def __init__(self, replies: Sequence[str] = DEFAULT_SCRIPT, *, fail_first: int = 0) -> None:
+        if not replies:
+            raise ValueError("a scripted backend needs at least one reply")
+        self.replies = list(replies)
+        self.fail_first = fail_first
+        self.prompts: list[str] = []
+        self.requests: list[LLMRequest] = []
+        self._next = 0
+
+    @classmethod
+    def from_spec(cls, spec: str) -> ScriptedBackend:
+        """``"look;say Hi"`` -> replies ``["look", "say Hi"]``; empty -> the default script."""
+        replies = [part.strip() for part in spec.split(";") if part.strip()]
+        return cls(replies or DEFAULT_SCRIPT)
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        started = time.perf_counter()
+        prompt = request.prompt()
+        self.prompts.append(prompt)
+        self.requests.append(request)
+        if self.fail_first > 0:
+            self.fail_first -= 1
+            raise LLMUnavailableError("scripted failure")
+        text = self.replies[self._next % len(self.replies)]
+        self._next += 1
+        return Generation(
+            text=text,
+            prompt_tokens=len(prompt) // 4,
+            completion_tokens=max(1, len(text) // 4),
+            latency=time.perf_counter() - started,
+            done_reason="stop",
+        )
+
+    async def aclose(self) -> None:
+        return None

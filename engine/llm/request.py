@@ -1,0 +1,48 @@
+"""What the engine asks a language model for, and what comes back (no I/O).
+
+The prompt is a *factory*, called when the request is dispatched rather than when it
+is queued, so an agent's prompt is as fresh as possible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Literal
+
+Role = Literal["actor", "summarizer", "consolidator"]
+
+
+class Priority(IntEnum):
+    """Lower runs first: agent turns before summaries before consolidation."""
+
+    TURN = 0
+    SUMMARY = 1
+    CONSOLIDATION = 2
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    prompt: Callable[[], str]
+    """Called at dispatch; returns the completion-style prompt."""
+    model: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Ollama options: stop, temperature, num_predict, num_ctx, seed ..."""
+    system: str | None = None
+    raw: bool = True
+    """Completion-style prompt sent verbatim (no chat template)."""
+    keep_alive: str | None = None
+    agent: str | None = None
+    role: Role = "actor"
+    priority: Priority = Priority.TURN
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency: float = 0.0
+    """Seconds from dispatch to the last token."""
+    done_reason: str | None = None

@@ -1,0 +1,1 @@
+"""Pure memory logic: the memory record, the compaction schedule, status reports."""

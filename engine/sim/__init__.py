@@ -1,0 +1,1 @@
+"""The running simulation, the status reader and the play prompt."""

@@ -1,0 +1,1 @@
+"""On-disk persistence: paths, atomic writes, front matter, the journal, the lock."""
