@@ -1,0 +1,137 @@
+"""A loopback Ollama-compatible stub server, shipped for tests, demos and benchmarks.
+
+    with StubOllama(replies=["look", "say Hi"], models=["gemma3:4b"]) as server:
+        backend = OllamaBackend(server.url)
+
+It serves ``GET /api/version``, ``GET /api/tags`` and ``POST /api/generate`` (streamed
+as NDJSON or whole), records every request body, and can misbehave on purpose:
+``fail_next(status, times)``, ``delay`` seconds before answering, ``error_mid_stream``.
+It listens on 127.0.0.1 only, on a free port, in a background thread.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+
+class StubOllama:
+    def __init__(self, replies: list[str] | None = None, *, models: list[str] | None = None,
+                 delay: float = 0.0) -> None:  # fmt: skip
+        self.replies = replies or ["look"]
+        self.models = models if models is not None else ["gemma3:4b"]
+        self.delay = delay
+        self.error_mid_stream = False
+        self.requests: list[dict[str, Any]] = []
+        self._failures: list[int] = []
+        self._next = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def fail_next(self, status: int, times: int = 1) -> None:
+        """Answer the next ``times`` generate calls with HTTP ``status``."""
+        with self._lock:
+            self._failures.extend([status] * times)
+
+    def start(self) -> StubOllama:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> StubOllama:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def _take(self, body: dict[str, Any]) -> tuple[int | None, str]:
+        with self._lock:
+            self.requests.append(body)
+            if self._failures:
+                return self._failures.pop(0), ""
+            reply = self.replies[self._next % len(self.replies)]
+            self._next += 1
+            return None, reply
+
+
+def _handler_for(stub: StubOllama) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+        def do_GET(self) -> None:
+            if self.path == "/api/version":
+                self._json(200, {"version": "0.0.0-stub"})
+            elif self.path == "/api/tags":
+                self._json(200, {"models": [{"name": name, "model": name} for name in stub.models]})
+            else:
+                self._json(404, {"error": "not found"})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+            except ValueError:
+                self._json(400, {"error": "invalid JSON"})
+                return
+            if self.path != "/api/generate":
+                self._json(404, {"error": "not found"})
+                return
+            if body.get("model") not in stub.models:
+                self._json(404, {"error": f"model '{body.get('model')}' not found"})
+                return
+            status, reply = stub._take(body)
+            if stub.delay:
+                time.sleep(stub.delay)
+            if status is not None:
+                self._json(status, {"error": f"injected failure {status}"})
+                return
+            final = {"done": True, "done_reason": "stop", "prompt_eval_count": len(str(body.get("prompt", ""))) // 4,
+                     "eval_count": max(1, len(reply) // 4), "total_duration": int(stub.delay * 1e9)}  # fmt: skip
+            if not body.get("stream", True):
+                self._json(200, {"model": body["model"], "response": reply, **final})
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-ndjson")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            words = reply.split(" ")
+            for index, word in enumerate(words):
+                piece = word if index == 0 else " " + word
+                self._line({"model": body["model"], "response": piece, "done": False})
+                if stub.error_mid_stream:
+                    self._line({"error": "injected error mid-stream"})
+                    return
+            self._line({"model": body["model"], "response": "", **final})
+
+        def _line(self, data: dict[str, Any]) -> None:
+            self.wfile.write(json.dumps(data).encode() + b"\n")
+            self.wfile.flush()
+
+        def _json(self, status: int, data: dict[str, Any]) -> None:
+            payload = json.dumps(data).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    return Handler
