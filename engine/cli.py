@@ -18,13 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from engine.errors import MudsimError
+from engine.errors import MudsimError, UsageError
 from engine.sim.simulation import Simulation
 from engine.sim.status import read_status
-
-
-class UsageError(MudsimError):
-    """A bad command line (exit 2)."""
 
 
 class _Parser(argparse.ArgumentParser):

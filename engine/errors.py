@@ -1,6 +1,7 @@
 """Every error mudsim shows a user, and the exit code it ends the CLI with.
 
     MudsimError                 one clear line for the user; exit 2 unless said otherwise
+    ├── UsageError              a bad command line (unknown flag, missing argument)
     ├── WorldFileError          a world file is malformed (names the file, line and field)
     ├── VaultError              a vault file is unreadable or invalid (names the file)
     │   └── VaultLockedError    another process owns the vault
@@ -22,6 +23,10 @@ class MudsimError(Exception):
     """A problem the user can fix; ``str()`` is the one line we show."""
 
     exit_code: int = 2
+
+
+class UsageError(MudsimError):
+    """A bad command line: an unknown flag or a missing argument."""
 
 
 class WorldFileError(MudsimError):
