@@ -5,7 +5,8 @@
 
 It serves ``GET /api/version``, ``GET /api/tags`` and ``POST /api/generate`` (streamed
 as NDJSON or whole), records every request body, and can misbehave on purpose:
-``fail_next(status, times)``, ``delay`` seconds before answering, ``error_mid_stream``.
+``fail_next(status, times)``, ``hang_next(times)`` (never answer, until stopped),
+``delay`` seconds before answering, ``error_mid_stream``.
 It listens on 127.0.0.1 only, on a free port, in a background thread.
 """
 
@@ -19,6 +20,11 @@ from types import TracebackType
 from typing import Any
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return None  # a client that hung up on a slow or hanging answer is expected
+
+
 class StubOllama:
     def __init__(self, replies: list[str] | None = None, *, models: list[str] | None = None,
                  delay: float = 0.0) -> None:  # fmt: skip
@@ -27,12 +33,15 @@ class StubOllama:
         self.delay = delay
         self.error_mid_stream = False
         self.requests: list[dict[str, Any]] = []
-        self._failures: list[int] = []
+        self._failures: list[int | None] = []
+        self._released = threading.Event()
         self._next = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -44,11 +53,17 @@ class StubOllama:
         with self._lock:
             self._failures.extend([status] * times)
 
+    def hang_next(self, times: int = 1) -> None:
+        """Leave the next ``times`` generate calls unanswered until the server stops."""
+        with self._lock:
+            self._failures.extend([None] * times)
+
     def start(self) -> StubOllama:
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        self._released.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -61,10 +76,16 @@ class StubOllama:
         self.stop()
 
     def _take(self, body: dict[str, Any]) -> tuple[int | None, str]:
+        """(status to fail with, or None; the reply). Blocks here for a hang."""
         with self._lock:
             self.requests.append(body)
-            if self._failures:
-                return self._failures.pop(0), ""
+            failure = self._failures.pop(0) if self._failures else 0
+        if failure is None:
+            self._released.wait(timeout=120)
+            return 503, ""
+        if failure:
+            return failure, ""
+        with self._lock:
             reply = self.replies[self._next % len(self.replies)]
             self._next += 1
             return None, reply
