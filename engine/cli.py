@@ -42,6 +42,17 @@ def do(args: argparse.Namespace) -> None:
         sim.close()
 
 
+def run(args: argparse.Namespace) -> None:
+    import asyncio
+
+    from engine.sim.run import RunOptions, run_headless
+
+    if not args.headless:
+        raise UsageError("the terminal UI is not built yet: add --headless to print the narrative")
+    options = RunOptions(args.world, args.vault, args.llm, args.model, args.turns, args.seed)
+    asyncio.run(run_headless(options, os.environ))
+
+
 def play(args: argparse.Namespace) -> None:
     from engine.sim.repl import run_repl
 
@@ -54,6 +65,16 @@ def status(args: argparse.Namespace) -> None:
         print(json.dumps({"agents": [s.to_json() for s in statuses]}, indent=2))
     else:
         print("\n\n".join(s.render() for s in statuses))
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,6 +109,17 @@ def build_parser() -> argparse.ArgumentParser:
             )
         return sub
 
+    sub = verb("run", "Run the world with thinking agents (--headless: narrative to stdout).")
+    sub.add_argument("--llm", metavar="URL", help="LLM server URL, or fake: for a scripted demo")
+    sub.add_argument("--model", metavar="NAME", help="model for every agent (default: gemma3:4b)")
+    sub.add_argument("--headless", action="store_true", help="print the narrative, no TUI")
+    sub.add_argument(
+        "--turns", type=_positive, metavar="N", help="stop once every agent took N turns"
+    )
+    sub.add_argument(
+        "--seed", type=int, metavar="S", help="fix the agents' order and sampling seeds"
+    )
+    sub.set_defaults(run=run)
     sub = verb(
         "do", "Run commands as a character against the saved world, print each result, save."
     )

@@ -54,6 +54,19 @@ class LLMConfig(_Settings):
     endpoints: list[EndpointConfig] = []
     profiles: dict[RoleName, RoleProfile] = Field(default_factory=_default_profiles)
 
+    def options_for(self, role: RoleName) -> dict[str, Any]:
+        """The role's options over the defaults, so ``num_ctx`` and ``num_predict`` are
+        always sent; an actor always stops at a newline (its reply is one command)."""
+        options = {**_default_profiles()[role].options}
+        profile = self.profiles.get(role)
+        if profile is not None:
+            options.update(profile.options)
+        if role == "actor":
+            stop = options.get("stop") or []
+            stop = [stop] if isinstance(stop, str) else list(stop)
+            options["stop"] = stop if "\n" in stop else [*stop, "\n"]
+        return options
+
 
 class MemoryCompactionConfig(_Settings):
     immediate_window: int = Field(default=64, ge=1)

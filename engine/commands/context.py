@@ -38,5 +38,8 @@ class CommandContext(Protocol):
     def prompt_for(self, character: Character) -> str | None:
         """The exact prompt ``character`` would get now, or None if it has no thinker."""
 
+    def llm_status(self) -> str | None:
+        """``@llm-status`` text, or None when this run has no LLM."""
+
     def memory_status(self, character: Character) -> str:
         """``@memory-status`` text for ``character``."""

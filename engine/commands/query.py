@@ -119,3 +119,21 @@ def commands(ctx: CommandContext, call: Invocation) -> Result:
         if keys:
             lines.append(f"{category}: {', '.join(keys)}")
     return done("\n".join(lines))
+
+
+@command(
+    COMMANDS,
+    "@llm-status",
+    category="query",
+    syntax="@llm-status",
+    help="Show the language model in use: endpoints, model, queue, in flight, calls, failures, last error.",
+    example="@llm-status",
+)
+def llm_status(ctx: CommandContext, call: Invocation) -> Result:
+    status = ctx.llm_status()
+    if status is None:
+        return done(
+            "No language model is connected in this session: agents think only under "
+            "'mudsim run' (or 'mudsim play' with an LLM)."
+        )
+    return done(status)

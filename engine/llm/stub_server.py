@@ -116,7 +116,7 @@ def _handler_for(stub: StubOllama) -> type[BaseHTTPRequestHandler]:
             if self.path != "/api/generate":
                 self._json(404, {"error": "not found"})
                 return
-            if body.get("model") not in stub.models:
+            if _tagged(str(body.get("model"))) not in {_tagged(m) for m in stub.models}:
                 self._json(404, {"error": f"model '{body.get('model')}' not found"})
                 return
             status, reply = stub._take(body)
@@ -156,3 +156,8 @@ def _handler_for(stub: StubOllama) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(payload)
 
     return Handler
+
+
+def _tagged(name: str) -> str:
+    """Ollama's reading of a model name: ``gemma3`` is ``gemma3:latest``."""
+    return name if ":" in name else f"{name}:latest"

@@ -19,8 +19,11 @@ from engine.commands.helpers import join_names
 from engine.commands.result import failed
 from engine.config import Settings
 from engine.errors import MudsimError, UnknownCharacterError
+from engine.llm.dispatcher import Dispatcher
+from engine.llm.status import render_llm_status
 from engine.memory.record import MemoryKind
 from engine.memory.waterfall import Windows
+from engine.sim.prompting import build_prompt
 from engine.vault.lock import VaultLock
 from engine.vault.notes import NoteStore
 from engine.vault.vault import Vault
@@ -30,6 +33,13 @@ from engine.world.model import ABBREVIATIONS, Character
 from engine.world.world import World
 
 Listener = Callable[[Event], None]
+
+
+@dataclass
+class LLMLink:
+    dispatcher: Dispatcher
+    models: dict[str, str]
+    """Agent name -> the model its turns use."""
 
 
 def _warn(message: str) -> None:
@@ -49,6 +59,8 @@ class Simulation:
         self.vault, self.world, self.settings, self.lock = vault, world, settings, lock
         self.registry: Registry = default_registry()
         self.listeners: list[Listener] = []
+        self.llm: LLMLink | None = None
+        """The dispatcher and each agent's model, while a run has an LLM."""
         self.minds: dict[str, MemoryStream] = {
             c.id: MemoryStream.open(vault, c, self.windows_for(c), warn=warn)
             for c in world.characters.values()
@@ -153,6 +165,11 @@ class Simulation:
             failed=failed,
         )
 
+    def announce_thinking(self, character: Character) -> None:
+        """The room sees the agent pause to think (ambient: shown, never remembered)."""
+        text = f"{character.name} pauses, deep in thought..."
+        self.deliver(Event(EventKind.AMBIENT, text, character.location, character.id))
+
     def deliver(self, event: Event) -> None:
         """Show ``event`` to everyone in its room but its actor; observers remember it."""
         if event.remembered:
@@ -237,7 +254,13 @@ class _Context:
         self.sim.save()
 
     def prompt_for(self, character: Character) -> str | None:
-        return None
+        return build_prompt(self.sim, character)
+
+    def llm_status(self) -> str | None:
+        link = self.sim.llm
+        return (
+            None if link is None else render_llm_status(link.dispatcher, list(link.models.values()))
+        )
 
     def memory_status(self, character: Character) -> str:
         return self.sim.minds[character.id].status().render()

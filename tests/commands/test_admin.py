@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from helpers import run
 
+from engine.sim.prompting import build_prompt
 from engine.sim.simulation import Simulation
 
 
@@ -76,10 +77,20 @@ def test_an_admin_may_do_everything(sim: Simulation) -> None:
 
 
 @pytest.mark.parametrize("line", ["@impersonate Ada", "@imp ada"])
-def test_impersonate_an_agent_without_a_thinker(sim: Simulation, line: str) -> None:
+def test_impersonate_shows_the_exact_prompt(sim: Simulation, line: str) -> None:
+    run(sim, "Pat", 'say "Hello, Ada."')
+    run(sim, "Pip", "emote waves.")
     result = run(sim, "Pat", line)
     assert result.ok
-    assert result.text == ("Ada has no prompt yet: agents start thinking once an LLM is connected.")
+    assert result.text == build_prompt(sim, sim.character("Ada"))
+    assert result.text.startswith(
+        "You are Ada. A careful gardener.\nBASIC COMMANDS: look | go <exit>"
+    )
+    assert result.text.endswith(
+        '\n---\nPat says, "Hello, Ada."\nPip waves.\n---\n'
+        "You are Ada in The Hall. A long hall with a stone floor.\n"
+        "Exits: north, stair, down   Also here: Pat, Pip\n~Ada>"
+    )
 
 
 def test_impersonate_a_player_fails(sim: Simulation) -> None:

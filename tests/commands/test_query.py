@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 from helpers import run
 
-from engine.sim.simulation import Simulation
+from engine.errors import LLMError
+from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
+from engine.llm.fake import ScriptedBackend
+from engine.llm.metrics import seconds
+from engine.llm.request import LLMRequest
+from engine.sim.simulation import LLMLink, Simulation
 
 
 def test_who_lists_everyone_and_where_they_are(sim: Simulation) -> None:
@@ -120,3 +125,32 @@ def test_a_command_missing_from_commands_is_refused(sim: Simulation) -> None:
     result = run(sim, "Bea", "@save")
     assert not result.ok
     assert result.hint == "Type 'commands' to see what you can do."
+
+
+def test_llm_status_without_an_llm_says_so(sim: Simulation) -> None:
+    result = run(sim, "Pip", "@llm-status")
+    assert result.ok
+    assert result.text.startswith("No language model is connected in this session")
+
+
+async def test_llm_status_shows_endpoint_model_queue_and_counts(sim: Simulation) -> None:
+    llm = ScriptedBackend(["look"], fail_first=1)
+    dispatcher = Dispatcher([Endpoint("fake:", llm, slots=2)], retry=RetryPolicy(attempts=1))
+    sim.llm = LLMLink(dispatcher, {"Ada": "tiny", "Bo": "tiny"})
+    request = LLMRequest(prompt=lambda: "x", model="tiny")
+    with pytest.raises(LLMError):
+        await dispatcher.generate(request)
+    await dispatcher.generate(request)
+    text = run(sim, "Pip", "@llm-status").text
+    assert text.splitlines() == [
+        "LLM status",
+        "Model: tiny",
+        "Queue: 0 waiting, 0 in flight",
+        "Calls: 2 (1 failed, 0 retries); tokens 0 in, 1 out",
+        f"Latency: mean {seconds(dispatcher.metrics.mean_latency)}, "
+        f"p50 {seconds(dispatcher.metrics.p50)}, p95 {seconds(dispatcher.metrics.p95)}",
+        "Last error: scripted failure",
+        "Endpoints:",
+        f"- fake:: 0/2 slots busy, 2 calls, 1 failed, p50 {seconds(dispatcher.metrics.p50)}, "
+        "last error: scripted failure",
+    ]

@@ -1,0 +1,218 @@
+"""The agent's prompt for a base model (pure, no I/O): who it is, what it may type,
+what it remembers and where it stands, ending on its cue ``~Name>``.
+
+Static text comes first and volatile text last, so a server can reuse a cached
+prefix. Every field but the two summaries is flattened to one line; no line of
+free text can pass for the memory fence ``---`` or a cue (such a line is indented
+by one space). Over a budget the oldest memories go first, then notes, knowledge
+and the beginnings of the summaries; the identity, the commands and the situation
+always stay.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+BASIC_COMMANDS = (
+    "BASIC COMMANDS: look | go <exit> | say <text> | emote <action> | examine <thing>\n"
+    "| think <thought> | note <title> -> <text> | recall <query> | help [topic]\n"
+    'Add "| reason" after a command to keep a private reason.'
+)
+FENCE = "---"
+"""The line before and after the verbatim memories."""
+KNOWLEDGE_HEADING = "## Prior knowledge"
+NOTES_HEADING = "## Relevant private notes"
+LONGTERM_HEADING = "## Older memories (summary)"
+RECENT_HEADING = "## Recent past (summary)"
+
+_UNSAFE_START = re.compile(r"^(?:\s|~|---(?:\n|$))+")
+"""What a cut summary must not begin with: whitespace, a cue's ``~``, a bare fence."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptParts:
+    name: str
+    profile: str
+    room_name: str
+    room_description: str
+    exits: Sequence[str]
+    """Exit names, e.g. ``["north", "garden"]``."""
+    also_here: Sequence[str]
+    """Other characters' names."""
+    memories: Sequence[str]
+    """Oldest first; each may span lines."""
+    recent_summary: str = ""
+    """Short-term summary S."""
+    longterm_summary: str = ""
+    """Long-term summary L."""
+    notes: Sequence[tuple[str, str]] = ()
+    """Relevant private notes as (title, text)."""
+    knowledge: Sequence[str] = ()
+    """Prior-knowledge lines."""
+
+
+_CLOSED = tuple(".!?:;,\"')]")
+
+
+def one_line(text: str, *, sentences: bool = False) -> str:
+    """Split on any line break, strip each piece, drop empty ones, join with spaces.
+
+    With ``sentences`` (memories: each line of a result is its own statement) a piece
+    that does not end in punctuation gets a full stop before the next one:
+    ``"The Garden\nRoses climb."`` -> ``"The Garden. Roses climb."``.
+    """
+    pieces = [piece for piece in (part.strip() for part in text.splitlines()) if piece]
+    if sentences:
+        pieces = [p if p.endswith(_CLOSED) else p + "." for p in pieces[:-1]] + pieces[-1:]
+    return " ".join(pieces)
+
+
+def _guard(line: str) -> str:
+    """Indent a line that would read as the memory fence or as a cue."""
+    return " " + line if line == FENCE or line.startswith("~") else line
+
+
+def _repeated(line: str, extra: int) -> str:
+    return f"{line} (repeated {extra}x more)" if extra else line
+
+
+def memory_lines(memories: Sequence[str]) -> list[str]:
+    """One line per memory, oldest first, as the prompt shows them.
+
+    A run of identical lines becomes one line ending in `` (repeated Nx more)``;
+    memories with no text at all are left out.
+    """
+    lines: list[str] = []
+    previous: str | None = None
+    extra = 0
+    for memory in memories:
+        line = _guard(one_line(memory, sentences=True))
+        if not line:
+            continue
+        if line == previous:
+            extra += 1
+            continue
+        if previous is not None:
+            lines.append(_repeated(previous, extra))
+        previous, extra = line, 0
+    if previous is not None:
+        lines.append(_repeated(previous, extra))
+    return lines
+
+
+def _summary(text: str) -> str:
+    """Keep the line breaks, trim the ends, guard every line."""
+    return "\n".join(_guard(line) for line in text.strip().splitlines())
+
+
+def _sentence(subject: str, rest: str) -> str:
+    return f"{subject} {rest}" if rest else subject
+
+
+@dataclass(slots=True)
+class _Sections:
+    knowledge: list[str]
+    notes: list[str]
+    longterm: str
+    recent: str
+    memories: list[str]
+
+
+def _lines(head: list[str], body: _Sections, tail: list[str]) -> list[str]:
+    """The prompt's lines (``BASIC_COMMANDS`` counts as one); empty sections left out."""
+    lines = list(head)
+    if body.knowledge:
+        lines += [KNOWLEDGE_HEADING, *body.knowledge]
+    if body.notes:
+        lines += [NOTES_HEADING, *body.notes]
+    if body.longterm:
+        lines += [LONGTERM_HEADING, body.longterm]
+    if body.recent:
+        lines += [RECENT_HEADING, body.recent]
+    if body.memories:
+        lines += [FENCE, *body.memories, FENCE]
+    return lines + tail
+
+
+def _drop(items: list[str], excess: int, framing: int, *, oldest: bool) -> tuple[list[str], int]:
+    """Drop items (the first ones if ``oldest``, else the last) until ``excess`` <= 0.
+
+    ``framing`` is what the section costs beyond its items (saved with the last one).
+    """
+    count = 0
+    for item in items if oldest else reversed(items):
+        if excess <= 0:
+            break
+        count += 1
+        excess -= len(item) + 1 + (framing if count == len(items) else 0)
+    return (items[count:] if oldest else items[: len(items) - count]), excess
+
+
+def _cut(text: str, excess: int, framing: int) -> tuple[str, int]:
+    """Cut ``text`` from its start, at a word boundary, until ``excess`` <= 0."""
+    if excess <= 0 or not text:
+        return text, excess
+    rest = ""
+    if excess < len(text):
+        rest = text[excess:]
+        if not text[excess - 1].isspace():
+            word_end = re.search(r"\s", rest)
+            rest = rest[word_end.start() :] if word_end else ""
+        rest = _UNSAFE_START.sub("", rest)
+    if not rest:
+        return "", excess - len(text) - 1 - framing
+    return rest, excess - (len(text) - len(rest))
+
+
+def _fit(head: list[str], body: _Sections, tail: list[str], budget: int) -> _Sections:
+    """Shrink ``body`` in the documented order until the prompt fits ``budget``."""
+    excess = sum(len(line) + 1 for line in _lines(head, body, tail)) - 1 - budget
+    memories, excess = _drop(body.memories, excess, 2 * (len(FENCE) + 1), oldest=True)
+    notes, excess = _drop(body.notes, excess, len(NOTES_HEADING) + 1, oldest=False)
+    knowledge, excess = _drop(body.knowledge, excess, len(KNOWLEDGE_HEADING) + 1, oldest=False)
+    longterm, excess = _cut(body.longterm, excess, len(LONGTERM_HEADING) + 1)
+    recent, excess = _cut(body.recent, excess, len(RECENT_HEADING) + 1)
+    return _Sections(knowledge, notes, longterm, recent, memories)
+
+
+def render_prompt(parts: PromptParts, budget_chars: int | None = None) -> str:
+    """The whole prompt, ending on ``~Name>`` with no newline after it.
+
+    With ``budget_chars`` the prompt is shrunk to at most that many characters: the
+    oldest memory lines go first, then notes (the last first), then knowledge lines
+    (the last first), then the long-term summary is cut from its start, then the
+    recent one. The identity line, the commands and the situation are never dropped:
+    when they alone are longer than the budget they are returned anyway, so the
+    result is then longer than ``budget_chars``.
+    """
+    name = one_line(parts.name)
+    exits = ", ".join(e for e in map(one_line, parts.exits) if e) or "none"
+    others = ", ".join(n for n in map(one_line, parts.also_here) if n) or "nobody"
+    room = one_line(parts.room_name)
+    head = [_sentence(f"You are {name}.", one_line(parts.profile)), BASIC_COMMANDS]
+    tail = [
+        _sentence(f"You are {name} in {room}.", one_line(parts.room_description)),
+        f"Exits: {exits}   Also here: {others}",
+        f"~{name}>",
+    ]
+    notes = [f"- {one_line(title)}: {one_line(text)}".rstrip() for title, text in parts.notes]
+    body = _Sections(
+        knowledge=[line for line in (_guard(one_line(k)) for k in parts.knowledge) if line],
+        notes=notes,
+        longterm=_summary(parts.longterm_summary),
+        recent=_summary(parts.recent_summary),
+        memories=memory_lines(parts.memories),
+    )
+    if budget_chars is not None:
+        body = _fit(head, body, tail, budget_chars)
+    return "\n".join(_lines(head, body, tail))
+
+
+def char_budget(
+    num_ctx: int, num_predict: int, *, chars_per_token: float = 3.5, margin: float = 0.1
+) -> int:
+    """Characters the prompt may take: the context left beside the reply, at
+    ``chars_per_token``, less a safety ``margin``; never below 0."""
+    return max(0, int((num_ctx - num_predict) * chars_per_token * (1 - margin)))

@@ -1,0 +1,66 @@
+"""A model's completion as one command line (pure, no I/O).
+
+Thinking (``<think>...</think>``) is dropped; each line then loses echoes of the cue
+(``~Name>``, ``Name>``, ``>``) and quotes wrapping all of it, and the first line left
+holding something other than a ``#`` comment is the command. A ``| reason`` stays on
+the line: the command parser splits it off.
+"""
+
+from __future__ import annotations
+
+import re
+
+_THOUGHT = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
+_OPEN = re.compile(r"<think>", re.IGNORECASE)
+_CLOSE = re.compile(r"</think>", re.IGNORECASE)
+_QUOTES = frozenset("\"'`")
+
+
+def drop_thinking(text: str) -> str:
+    """Remove ``<think>`` blocks; an unclosed one runs to the end, and a ``</think>``
+    with no opening (a template that opened it for the model) ends what came before."""
+    text = _THOUGHT.sub("", text)
+    opened = _OPEN.search(text)
+    if opened:
+        text = text[: opened.start()]
+    *_, after = _CLOSE.split(text)
+    return after
+
+
+def _echo(name: str) -> re.Pattern[str]:
+    """A leading ``~Name>``, ``Name>`` or ``>`` (the name in any case)."""
+    return re.compile(rf"~{re.escape(name)}>|{re.escape(name)}>|>", re.IGNORECASE)
+
+
+def _unwrap(line: str, echo_pattern: re.Pattern[str]) -> str:
+    """Strip cue echoes and whole-line quotes, then whitespace, until nothing changes."""
+    line = line.strip()
+    while True:
+        before = line
+        if echo := echo_pattern.match(line):
+            line = line[echo.end() :]
+        if len(line) >= 2 and line[0] == line[-1] and line[0] in _QUOTES:
+            line = line[1:-1]
+        line = line.strip()
+        if line == before:
+            return line
+
+
+def parse_reply(text: str, name: str) -> str | None:
+    """The command line in ``text``, or None when it holds none.
+
+    Each line is unwrapped first; the first one left non-empty and not starting with
+    ``#`` wins. The result is one non-empty line, and parsing it again gives it back.
+    """
+    echo_pattern = _echo(name.strip())
+    for raw in drop_thinking(text).splitlines():
+        line = _unwrap(raw, echo_pattern)
+        if line and not line.startswith("#"):
+            return line
+    return None
+
+
+def repeat_key(line: str) -> str:
+    """The command part (before the first ``|``), lower-cased with whitespace collapsed:
+    equal keys mean the same command was typed again."""
+    return " ".join(line.partition("|")[0].lower().split())

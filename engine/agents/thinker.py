@@ -1,0 +1,110 @@
+"""The thinker: one agent's turn, from prompt to executed command.
+
+A turn asks the LLM (through anything with ``generate``, normally the dispatcher)
+for a completion of the agent's prompt, turns the reply into one command line and
+runs it. The prompt is built when the request is dispatched; the room is told the
+agent "pauses, deep in thought..." at that moment (ambient, never remembered).
+
+- An exact repeat of the previous command is rejected and the LLM asked again, at
+  most twice; the third answer runs even if it repeats. Rejected replies leave no
+  memory.
+- An empty reply ends the turn.
+- A call that fails after the dispatcher's retries skips the turn: the agent thinks
+  again at its next turn, it never freezes.
+
+The thinker knows nothing of the simulation: it is given callables to build the
+prompt, announce itself and run a command.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine.agents.reply import parse_reply, repeat_key
+from engine.commands.result import Result
+from engine.errors import LLMError
+from engine.llm.request import Generation, LLMRequest, Priority
+
+MAX_ASKS = 3
+"""One ask plus at most two re-asks after a repeat."""
+
+
+class Generator(Protocol):
+    async def generate(self, request: LLMRequest) -> Generation: ...
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What one turn did: the command run (None when skipped or empty), and why not."""
+
+    agent: str
+    command: str | None
+    result: Result | None
+    asks: int
+    rejected: tuple[str, ...] = ()
+    error: str | None = None
+    """The LLM error that made this turn a skip."""
+
+
+@dataclass
+class Thinker:
+    name: str
+    model: str
+    options: Mapping[str, Any]
+    build_prompt: Callable[[], str]
+    announce: Callable[[], None]
+    execute: Callable[[str], Result]
+    seed: int | None = None
+    """When set, each ask gets its own reproducible ``options.seed``."""
+    last_key: str | None = None
+    turns: int = 0
+    skipped: int = 0
+    last_error: str | None = None
+    last_prompt: str | None = field(default=None, repr=False)
+
+    async def take_turn(self, llm: Generator) -> Turn:
+        self.turns += 1
+        announced = False
+
+        def prompt() -> str:
+            nonlocal announced
+            if not announced:
+                announced = True
+                self.announce()
+            self.last_prompt = self.build_prompt()
+            return self.last_prompt
+
+        rejected: list[str] = []
+        for ask in range(1, MAX_ASKS + 1):
+            try:
+                generation = await llm.generate(self._request(prompt, ask))
+            except LLMError as exc:
+                self.skipped += 1
+                self.last_error = str(exc)
+                return Turn(self.name, None, None, ask, tuple(rejected), error=str(exc))
+            line = parse_reply(generation.text, self.name)
+            if line is None:
+                return Turn(self.name, None, None, ask, tuple(rejected))
+            key = repeat_key(line)
+            if key == self.last_key and ask < MAX_ASKS:
+                rejected.append(line)
+                continue
+            self.last_key = key
+            return Turn(self.name, line, self.execute(line), ask, tuple(rejected))
+        raise AssertionError("unreachable: the last ask always returns")
+
+    def _request(self, prompt: Callable[[], str], ask: int) -> LLMRequest:
+        options = dict(self.options)
+        if self.seed is not None:
+            options["seed"] = zlib.crc32(f"{self.seed}:{self.name}:{self.turns}:{ask}".encode())
+        return LLMRequest(
+            prompt=prompt,
+            model=self.model,
+            options=options,
+            agent=self.name,
+            role="actor",
+            priority=Priority.TURN,
+        )

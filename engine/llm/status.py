@@ -1,0 +1,30 @@
+"""What ``@llm-status`` prints (pure rendering of the dispatcher's metrics)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.llm.dispatcher import Dispatcher
+from engine.llm.metrics import seconds
+
+
+def render_llm_status(dispatcher: Dispatcher, models: Sequence[str]) -> str:
+    total = dispatcher.metrics
+    lines = [
+        f"Model: {', '.join(sorted(set(models))) or '-'}",
+        f"Queue: {total.queued} waiting, {total.in_flight} in flight",
+        f"Calls: {total.calls} ({total.failures} failed, {total.retries} retries); "
+        f"tokens {total.prompt_tokens} in, {total.completion_tokens} out",
+        f"Latency: mean {seconds(total.mean_latency)}, p50 {seconds(total.p50)}, "
+        f"p95 {seconds(total.p95)}",
+        f"Last error: {total.last_error or 'none'}",
+    ]
+    lines.append("Endpoints:")
+    for endpoint in dispatcher.endpoints:
+        m = endpoint.metrics
+        lines.append(
+            f"- {endpoint.name}: {m.in_flight}/{endpoint.slots} slots busy, {m.calls} calls, "
+            f"{m.failures} failed, p50 {seconds(m.p50)}"
+            + (f", last error: {m.last_error}" if m.last_error else "")
+        )
+    return "\n".join(["LLM status", *lines])

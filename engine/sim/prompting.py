@@ -1,0 +1,67 @@
+"""Gathering what an agent's prompt shows from the running simulation.
+
+The shape itself is ``engine.agents.prompt`` (pure); this module only reads the
+world, the agent's memory and notes, and fits the prompt to the actor profile's
+``num_ctx``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from engine.agents.prompt import PromptParts, char_budget, render_prompt
+from engine.vault.notes import Note
+from engine.world.model import Character
+
+if TYPE_CHECKING:
+    from engine.sim.simulation import Simulation
+
+NOTES_SHOWN = 3
+_STOPWORDS = frozenset({"the", "and", "for", "with", "from", "into"})
+
+
+def relevant_notes(
+    notes: Sequence[Note], terms: Iterable[str], limit: int = NOTES_SHOWN
+) -> list[Note]:
+    """Notes scored by how often the terms occur in them (best first, ties: newest);
+    when fewer than ``limit`` match, the most recently updated note is added once."""
+    words = {t.lower() for t in terms if len(t) > 2 and t.lower() not in _STOPWORDS}
+    newest_first = sorted(notes, key=lambda note: note.updated, reverse=True)
+
+    def score(note: Note) -> int:
+        text = (note.title + " " + note.body).lower()
+        return sum(text.count(word) for word in words)
+
+    scored = sorted(((score(n), n) for n in newest_first), key=lambda pair: -pair[0])
+    chosen = [note for points, note in scored if points > 0][:limit]
+    if len(chosen) < limit:
+        chosen += [note for note in newest_first if note not in chosen][:1]
+    return chosen
+
+
+def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
+    world = sim.world
+    room = world.rooms[character.location]
+    others = [c.name for c in world.characters_in(room.id, besides=character)]
+    mind = sim.minds[character.id]
+    notes = sim.vault.notes(character.folder).all()
+    terms = [*re.findall(r"[A-Za-z0-9']+", room.name), *others]
+    return PromptParts(
+        name=character.name,
+        profile=character.profile,
+        room_name=room.name,
+        room_description=room.description,
+        exits=list(room.exits),
+        also_here=others,
+        memories=[memory.text for memory in mind.tail],
+        notes=[(note.title, note.body) for note in relevant_notes(notes, terms)],
+    )
+
+
+def build_prompt(sim: Simulation, character: Character) -> str:
+    """The exact prompt ``character`` would be sent now, fitted to the actor's ``num_ctx``."""
+    options = sim.settings.llm.options_for("actor")
+    budget = char_budget(int(options["num_ctx"]), int(options.get("num_predict", 0)))
+    return render_prompt(prompt_parts(sim, character), budget)

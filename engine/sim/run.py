@@ -1,0 +1,188 @@
+"""``mudsim run --headless``: the world runs with thinking agents, and the narrative
+goes to stdout, one event a line with its room, then a run summary.
+
+    [The Garden] Eliza says, "Good morning."
+    [The Library] (Moss tried "fly": There is no command 'fly'.)
+    Run summary: 2 agents, 10 turns (0 skipped), 10 LLM calls (0 failed, 0 retries), ...
+
+Ctrl-C (or the end of ``--turns``) stops dispatching, lets turns in progress finish
+(bounded wait), saves and exits 0; a second Ctrl-C stops at once, still saving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from engine.agents.thinker import Thinker, Turn
+from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, choose_model
+from engine.llm.dispatcher import Dispatcher
+from engine.llm.metrics import seconds
+from engine.sim.prompting import build_prompt
+from engine.sim.scheduler import Happening, Scheduler
+from engine.sim.simulation import LLMLink, Simulation
+from engine.world.events import Event, EventKind
+
+SHUTDOWN_GRACE = 30.0
+"""Seconds turns in progress may take to finish once a run ends."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    world: Path
+    vault: Path
+    llm: str | None = None
+    model: str | None = None
+    turns: int | None = None
+    seed: int | None = None
+
+
+def agent_models(sim: Simulation, flag: str | None, environ: Mapping[str, str]) -> dict[str, str]:
+    """Agent id -> the model its turns use."""
+    config = sim.settings.llm
+    return {
+        c.id: choose_model(flag, environ, config, character_model=c.model)
+        for c in sim.world.characters.values()
+        if c.type == "agent"
+    }
+
+
+def make_thinkers(
+    sim: Simulation, models: Mapping[str, str], seed: int | None = None
+) -> dict[str, Thinker]:
+    options = sim.settings.llm.options_for("actor")
+    thinkers = {}
+    for agent_id, model in models.items():
+        character = sim.world.characters[agent_id]
+        thinkers[agent_id] = Thinker(
+            name=character.name,
+            model=model,
+            options=options,
+            build_prompt=lambda c=character: build_prompt(sim, c),  # type: ignore[misc]
+            announce=lambda c=character: sim.announce_thinking(c),  # type: ignore[misc]
+            execute=lambda line, c=character: sim.execute(c, line),  # type: ignore[misc]
+            seed=seed,
+        )
+    return thinkers
+
+
+async def connect(
+    sim: Simulation, options: RunOptions, environ: Mapping[str, str]
+) -> tuple[Dispatcher, dict[str, str]]:
+    """Pick the LLM and models, and check the server has them (exit 3 if not)."""
+    choice = choose_llm(options.llm, environ, sim.settings.llm)
+    models = agent_models(sim, options.model, environ)
+    dispatcher = build_dispatcher(choice)
+    try:
+        await check_endpoints(dispatcher, models.values())
+    except BaseException:
+        await dispatcher.aclose()
+        raise
+    return dispatcher, models
+
+
+class Narrator:
+    """Prints what happens, one line each, with the room it happened in."""
+
+    def __init__(self, sim: Simulation, out: TextIO) -> None:
+        self.sim, self.out = sim, out
+
+    def __call__(self, happening: Happening) -> None:
+        if isinstance(happening, Event):
+            if happening.kind is not EventKind.AMBIENT:
+                self._line(happening.room_id, happening.text)
+            return
+        line = _turn_note(happening)
+        if line is not None:
+            agent = self.sim.world.find_characters(happening.agent)
+            self._line(agent[0].location if agent else "", line)
+
+    def _line(self, room_id: str, text: str) -> None:
+        room = self.sim.world.rooms.get(room_id)
+        label = room.name if room else room_id
+        flat = " / ".join(part for part in text.splitlines() if part.strip())
+        print(f"[{label}] {flat}", file=self.out, flush=True)
+
+
+def _turn_note(turn: Turn) -> str | None:
+    """A line for a turn the room did not see: a skip, an empty reply, a failed command."""
+    if turn.error is not None:
+        return f"({turn.agent}'s turn was skipped: {turn.error})"
+    if turn.command is None:
+        return f"({turn.agent} did nothing: the reply was empty)"
+    if turn.result is not None and not turn.result.ok:
+        return f'({turn.agent} tried "{turn.command}": {turn.result.text})'
+    return None
+
+
+def summary(scheduler: Scheduler, dispatcher: Dispatcher, wall: float) -> str:
+    turns = sum(scheduler.turns_taken.values())
+    skipped = sum(t.skipped for t in scheduler.thinkers.values())
+    m = dispatcher.metrics
+    return (
+        f"Run summary: {len(scheduler.thinkers)} agents, {turns} turns ({skipped} skipped), "
+        f"{m.calls} LLM calls ({m.failures} failed, {m.retries} retries), "
+        f"{m.prompt_tokens} prompt + {m.completion_tokens} completion tokens, "
+        f"mean latency {seconds(m.mean_latency)}, {wall:.1f} s in all."
+    )
+
+
+async def run_headless(
+    options: RunOptions, environ: Mapping[str, str], out: TextIO | None = None
+) -> Scheduler:
+    out = out or sys.stdout
+    sim = Simulation.open(options.vault, options.world)
+    try:
+        dispatcher, models = await connect(sim, options, environ)
+        sim.llm = LLMLink(dispatcher, {sim.world.characters[a].name: m for a, m in models.items()})
+        scheduler = Scheduler(
+            sim, dispatcher, make_thinkers(sim, models, options.seed), seed=options.seed
+        )
+        scheduler.listen(Narrator(sim, out))
+        started = time.perf_counter()
+        with _graceful_interrupts(scheduler):
+            try:
+                await scheduler.run(options.turns)
+            finally:
+                await scheduler.finish(SHUTDOWN_GRACE)
+                await dispatcher.aclose(grace=1.0)
+                sim.save()
+        print(summary(scheduler, dispatcher, time.perf_counter() - started), file=out, flush=True)
+        return scheduler
+    finally:
+        sim.close()
+
+
+@contextlib.contextmanager
+def _graceful_interrupts(scheduler: Scheduler) -> Iterator[None]:
+    """The first Ctrl-C (or SIGTERM) asks for a graceful stop; a second cuts turns short."""
+    loop = asyncio.get_running_loop()
+    presses = 0
+
+    def on_signal() -> None:
+        nonlocal presses
+        presses += 1
+        if presses == 1:
+            print("mudsim: stopping: letting turns in progress finish (Ctrl-C again to cut short)",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            scheduler.stop()
+        else:
+            scheduler.abort()
+
+    installed = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, on_signal)
+            installed.append(signum)
+    try:
+        yield
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)

@@ -1,0 +1,163 @@
+"""When agents think: real time, or a fixed number of turns as fast as the LLM allows.
+
+    scheduler = Scheduler(sim, dispatcher, seed=7)
+    await scheduler.run(turns=5)        # every agent takes 5 turns, then it returns
+    await scheduler.run()               # real time, until stop()
+
+Real time: each agent thinks ``think_interval`` seconds (divided by ``speed``) after
+its previous turn completes; the first turn comes after a random part of one
+interval, so agents do not all think at once. ``turns=N``: rounds in which every
+agent that still needs a turn takes one; within a round the requests reach the
+dispatcher in an order shuffled by ``seed``. A turn whose call failed still counts.
+
+``pause``, ``resume``, ``step`` (one turn per agent while paused), ``speed`` and
+``listen`` (every world event and every finished turn) are what the TUI drives.
+``stop`` ends a run: nothing new is dispatched, turns in progress get a bounded wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from engine.agents.thinker import Generator, Thinker, Turn
+from engine.world.events import Event
+from engine.world.model import Character
+
+if TYPE_CHECKING:
+    from engine.sim.simulation import Simulation
+
+Happening = Event | Turn
+"""What listeners hear: a world event, or an agent's finished turn."""
+
+
+class Scheduler:
+    def __init__(
+        self,
+        sim: Simulation,
+        llm: Generator,
+        thinkers: dict[str, Thinker],
+        *,
+        seed: int | None = None,
+        speed: float = 1.0,
+    ) -> None:
+        self.sim = sim
+        self.llm = llm
+        self.thinkers = thinkers
+        """Agent id -> its thinker."""
+        self.speed = speed
+        self.rng = random.Random(seed)
+        self.turns_taken: dict[str, int] = dict.fromkeys(thinkers, 0)
+        self._listeners: list[Callable[[Happening], None]] = []
+        self._running = asyncio.Event()
+        self._running.set()
+        self._stopping = asyncio.Event()
+        self._turns: set[asyncio.Task[Turn]] = set()
+        sim.listeners.append(self._publish)
+
+    # -- controls ---------------------------------------------------------------------
+    def listen(self, listener: Callable[[Happening], None]) -> None:
+        self._listeners.append(listener)
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    def pause(self) -> None:
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._running.set()  # a paused run must wake up to end
+
+    def abort(self) -> None:
+        """Stop now: turns in progress are cancelled (their commands have not run)."""
+        self.stop()
+        for task in self._turns:
+            task.cancel()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    async def step(self) -> list[Turn]:
+        """One turn for every agent now, paused or not."""
+        return await self._round(list(self.thinkers))
+
+    # -- running ----------------------------------------------------------------------
+    async def run(self, turns: int | None = None) -> None:
+        """Run until every agent has taken ``turns`` turns, or, in real time, until stopped."""
+        if turns is None:
+            timers = [asyncio.create_task(self._live(agent)) for agent in self.thinkers]
+            await self._stopping.wait()
+            for timer in timers:
+                timer.cancel()
+            await asyncio.gather(*timers, return_exceptions=True)
+        else:
+            while not self.stopping:
+                await self._running.wait()
+                due = [a for a in self.thinkers if self.turns_taken[a] < turns]
+                if not due or self.stopping:
+                    break
+                await self._round(due)
+
+    async def _live(self, agent: str) -> None:
+        first = True
+        while not self.stopping:
+            interval = self.interval(self.sim.world.characters[agent])
+            await asyncio.sleep(self.rng.uniform(0, interval) if first else interval)
+            first = False
+            await self._running.wait()
+            if self.stopping:
+                return
+            await self._turn(agent)
+
+    def interval(self, character: Character) -> float:
+        seconds = character.think_interval or self.sim.settings.ai_defaults.think_interval
+        return seconds / max(self.speed, 1e-6)
+
+    async def _round(self, agents: list[str]) -> list[Turn]:
+        order = list(agents)
+        self.rng.shuffle(order)
+        tasks = [asyncio.create_task(self._turn(agent)) for agent in order]
+        return list(await asyncio.gather(*tasks))
+
+    async def _turn(self, agent: str) -> Turn:
+        task = asyncio.create_task(self.thinkers[agent].take_turn(self.llm))
+        self._turns.add(task)
+        try:
+            turn = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if me is not None and me.cancelling():
+                raise  # we were cancelled, not the turn
+            name = self.thinkers[agent].name
+            return Turn(name, None, None, 0, error="cut short when the run stopped")
+        finally:
+            self._turns.discard(task)
+        self.turns_taken[agent] += 1
+        self._publish(turn)
+        return turn
+
+    async def finish(self, grace: float = 30.0) -> None:
+        """Stop, and give the turns in progress ``grace`` seconds before cancelling them."""
+        self.stop()
+        pending = [task for task in self._turns if not task.done()]
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=grace)
+            for task in late:
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*late, return_exceptions=True)
+        with contextlib.suppress(ValueError):
+            self.sim.listeners.remove(self._publish)
+
+    def _publish(self, happening: Happening) -> None:
+        for listener in self._listeners:
+            listener(happening)

@@ -1,0 +1,356 @@
+"""The agent's base-model prompt (pure): its exact shape, omitted sections, repeats,
+guards against fake fences and cues, and fitting to a character budget."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+import time
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.agents.prompt import (
+    BASIC_COMMANDS,
+    FENCE,
+    PromptParts,
+    char_budget,
+    memory_lines,
+    one_line,
+    render_prompt,
+)
+
+EXAMPLE = """\
+You are Bo. A patient gardener who speaks little.
+BASIC COMMANDS: look | go <exit> | say <text> | emote <action> | examine <thing>
+| think <thought> | note <title> -> <text> | recall <query> | help [topic]
+Add "| reason" after a command to keep a private reason.
+## Recent past (summary)
+I walked the orchard with Ada and told her the quinces were not ripe yet.
+---
+Ada says, "Are they ripe now?"
+You say, "Not until the frost."
+Ada leaves north to The Quince Orchard.
+---
+You are Bo in The Copper Hall. Lanterns of hammered copper hang from a low beam.
+Exits: north   Also here: nobody
+~Bo>"""
+
+HEAD = f"You are Bo. A patient gardener who speaks little.\n{BASIC_COMMANDS}\n"
+SITUATION = (
+    "\nYou are Bo in The Copper Hall. Lanterns of hammered copper hang from a low beam.\n"
+    "Exits: north   Also here: nobody\n~Bo>"
+)
+
+
+def bo(**changes: Any) -> PromptParts:
+    parts = PromptParts(
+        name="Bo",
+        profile="A patient gardener who speaks little.",
+        room_name="The Copper Hall",
+        room_description="Lanterns of hammered copper hang from a low beam.",
+        exits=["north"],
+        also_here=[],
+        memories=[
+            'Ada says, "Are they ripe now?"',
+            'You say, "Not until the frost."',
+            "Ada leaves north to The Quince Orchard.",
+        ],
+        recent_summary="I walked the orchard with Ada and told her the quinces were not ripe yet.",
+    )
+    return dataclasses.replace(parts, **changes)
+
+
+def bare(parts: PromptParts) -> PromptParts:
+    """Only the parts that are never dropped."""
+    return dataclasses.replace(
+        parts, memories=(), notes=(), knowledge=(), recent_summary="", longterm_summary=""
+    )
+
+
+def memory_block(prompt: str) -> list[str]:
+    lines = prompt.split("\n")
+    fences = [i for i, line in enumerate(lines) if line == FENCE]
+    assert len(fences) in (0, 2), prompt
+    return lines[fences[0] + 1 : fences[1]] if fences else []
+
+
+# --- the exact shape ----------------------------------------------------------------
+
+
+def test_example_byte_for_byte() -> None:
+    assert render_prompt(bo()) == EXAMPLE
+
+
+def test_basic_commands_are_three_lines() -> None:
+    assert len(BASIC_COMMANDS.split("\n")) == 3
+    assert BASIC_COMMANDS.startswith("BASIC COMMANDS: look | go <exit>")
+
+
+def test_every_section_in_order() -> None:
+    parts = bo(
+        exits=["north", "garden"],
+        also_here=["Ada", "Cy"],
+        longterm_summary="  Years ago I planted the orchard.\nAda came later.  ",
+        recent_summary="Ada asked about quinces.",
+        notes=[("Quinces", "Ripe after\nthe first frost."), ("Ada", "Impatient.")],
+        knowledge=["Quinces are hard fruit.", "Frost comes in October."],
+        memories=["Ada waves."],
+    )
+    assert render_prompt(parts) == (
+        HEAD + "## Prior knowledge\nQuinces are hard fruit.\nFrost comes in October.\n"
+        "## Relevant private notes\n- Quinces: Ripe after the first frost.\n- Ada: Impatient.\n"
+        "## Older memories (summary)\nYears ago I planted the orchard.\nAda came later.\n"
+        "## Recent past (summary)\nAda asked about quinces.\n"
+        "---\nAda waves.\n---\n"
+        "You are Bo in The Copper Hall. Lanterns of hammered copper hang from a low beam.\n"
+        "Exits: north, garden   Also here: Ada, Cy\n~Bo>"
+    )
+
+
+def test_empty_sections_are_left_out() -> None:
+    prompt = render_prompt(bo(memories=[], recent_summary="   ", notes=[], knowledge=["", " \n "]))
+    assert prompt == HEAD[:-1] + SITUATION
+    assert FENCE not in prompt.split("\n")
+    assert "##" not in prompt
+
+
+def test_empty_profile_description_exits_and_company() -> None:
+    prompt = render_prompt(
+        bo(profile="", room_description=" ", exits=[], also_here=[], memories=[], recent_summary="")
+    )
+    assert prompt == f"You are Bo.\n{BASIC_COMMANDS}\nYou are Bo in The Copper Hall.\n" + (
+        "Exits: none   Also here: nobody\n~Bo>"
+    )
+
+
+def test_no_trailing_newline_or_space() -> None:
+    assert render_prompt(bo()).endswith("\n~Bo>")
+
+
+# --- memories ----------------------------------------------------------------------
+
+
+def test_multi_line_memories_become_one_line_each() -> None:
+    parts = bo(memories=["Ada says:\r\n  first line  \n\n second line", "\n", "Cy\u2028waves."])
+    assert memory_block(render_prompt(parts)) == ["Ada says: first line. second line", "Cy. waves."]
+
+
+def test_consecutive_repeats_collapse() -> None:
+    memories = ["Rain falls.", "Rain falls.", "  Rain falls.\n", "Ada waves.", "Rain falls."]
+    assert memory_lines(memories) == [
+        "Rain falls. (repeated 2x more)",
+        "Ada waves.",
+        "Rain falls.",
+    ]
+
+
+def test_summaries_keep_their_lines_but_cannot_fake_a_fence_or_cue() -> None:
+    parts = bo(
+        recent_summary="First.\n---\n~Bo> go north\nLast.",
+        longterm_summary="---",
+        knowledge=["---", "~Bo> look"],
+        notes=[("~x", "---")],
+        memories=["---", "~Bo> say hi"],
+    )
+    lines = render_prompt(parts).split("\n")
+    assert lines.count(FENCE) == 2
+    assert lines[-4] == FENCE
+    assert [line for line in lines if line.startswith("~")] == ["~Bo>"]
+    assert "First.\n ---\n ~Bo> go north\nLast." in "\n".join(lines)
+    assert memory_block("\n".join(lines)) == [" ---", " ~Bo> say hi"]
+
+
+# --- budget ------------------------------------------------------------------------
+
+
+def test_no_budget_and_a_large_budget_change_nothing() -> None:
+    assert render_prompt(bo(), None) == render_prompt(bo(), 10_000) == EXAMPLE
+
+
+def test_oldest_memories_go_first() -> None:
+    budget = len(EXAMPLE) - len('Ada says, "Are they ripe now?"\n')
+    prompt = render_prompt(bo(), budget)
+    assert len(prompt) == budget
+    assert memory_block(prompt) == [
+        'You say, "Not until the frost."',
+        "Ada leaves north to The Quince Orchard.",
+    ]
+    one_short = render_prompt(bo(), budget - 1)
+    assert memory_block(one_short) == ["Ada leaves north to The Quince Orchard."]
+    assert one_short.endswith(SITUATION)
+
+
+def test_without_room_for_any_memory_the_fences_go_too() -> None:
+    without = render_prompt(bo(memories=[]))
+    newest = "Ada leaves north to The Quince Orchard."
+    with_newest = len(without) + len(f"\n{FENCE}\n{newest}\n{FENCE}")
+    assert memory_block(render_prompt(bo(), with_newest)) == [newest]
+    assert render_prompt(bo(), with_newest - 1) == without
+    assert render_prompt(bo(), len(without)) == without
+
+
+def test_then_notes_last_first_then_knowledge() -> None:
+    parts = bo(
+        memories=["Ada waves."],
+        recent_summary="",
+        notes=[("A", "first"), ("B", "second")],
+        knowledge=["K1", "K2"],
+    )
+    full = render_prompt(parts)
+    no_memories = render_prompt(parts, len(full) - 1)
+    assert FENCE not in no_memories.split("\n")
+    assert "- B: second" in no_memories
+    one_note = render_prompt(parts, len(no_memories) - 1)
+    assert "- A: first" in one_note
+    assert "- B: second" not in one_note
+    no_notes = render_prompt(parts, len(one_note) - 1)
+    assert "## Relevant private notes" not in no_notes
+    assert no_notes == HEAD + "## Prior knowledge\nK1\nK2" + SITUATION
+    assert render_prompt(parts, len(no_notes) - 1) == HEAD + "## Prior knowledge\nK1" + SITUATION
+
+
+def test_summaries_are_cut_from_their_start_long_term_first() -> None:
+    parts = bo(
+        memories=[],
+        longterm_summary="alpha beta gamma delta",
+        recent_summary="one two three four",
+    )
+    full = render_prompt(parts)
+    cut = render_prompt(parts, len(full) - 3)
+    assert "## Older memories (summary)\nbeta gamma delta\n" in cut
+    assert "one two three four" in cut
+    cut = render_prompt(parts, len(full) - len("alpha beta gamma"))
+    assert "\ndelta\n" in cut
+    no_longterm = render_prompt(parts, len(full) - len("alpha beta gamma delta"))
+    assert "Older memories" not in no_longterm
+    assert "## Recent past (summary)\none two three four" in no_longterm
+    recent_cut = render_prompt(parts, len(no_longterm) - 1)
+    assert "## Recent past (summary)\ntwo three four" in recent_cut
+
+
+def test_cut_summary_never_starts_with_a_fence_or_cue() -> None:
+    parts = bo(memories=[], recent_summary="", longterm_summary="x\n---\n~Bo> look\nthe end")
+    full = render_prompt(parts)
+    for budget in range(len(render_prompt(bare(parts))), len(full) + 1):
+        prompt = render_prompt(parts, budget)
+        assert len(prompt) <= budget
+        lines = prompt.split("\n")
+        assert FENCE not in lines
+        assert [line for line in lines if line.startswith("~")] == ["~Bo>"]
+
+
+def test_fixed_parts_are_returned_even_over_budget() -> None:
+    fixed = HEAD[:-1] + SITUATION
+    assert render_prompt(bo(notes=[("n", "t")], knowledge=["k"]), 10) == fixed
+    assert render_prompt(bo(), 0) == fixed
+    assert render_prompt(bo(), -5) == fixed
+
+
+def test_hundreds_of_memories_fit_quickly() -> None:
+    memories = [f"Memory number {i} says something.\nWith a second line." for i in range(5000)]
+    started = time.perf_counter()
+    prompt = render_prompt(bo(memories=memories), 4000)
+    assert time.perf_counter() - started < 1.0
+    assert len(prompt) <= 4000
+    kept = memory_block(prompt)
+    assert kept == memory_lines(memories)[-len(kept) :]
+    assert kept[-1] == "Memory number 4999 says something. With a second line."
+
+
+def test_char_budget() -> None:
+    assert char_budget(8192, 64) == int(8128 * 3.5 * 0.9)
+    assert char_budget(1000, 0, chars_per_token=4, margin=0.5) == 2000
+    assert char_budget(1000, 1000) == 0
+    assert char_budget(100, 400) == 0
+    assert char_budget(1000, 0, margin=1.5) == 0
+
+
+# --- properties ----------------------------------------------------------------------
+
+names = st.text(alphabet="abcdefgXYZ0189 ", min_size=1, max_size=10).filter(str.strip)
+free_text = st.text(
+    alphabet=st.sampled_from("ab ~-#>|\n\r\t\u2028\u0085") | st.characters(), max_size=25
+)
+parts_strategy = st.builds(
+    PromptParts,
+    name=names,
+    profile=free_text,
+    room_name=free_text,
+    room_description=free_text,
+    exits=st.lists(free_text, max_size=3),
+    also_here=st.lists(names, max_size=3),
+    memories=st.lists(free_text | st.sampled_from(["Rain.", "---", "~Bo>"]), max_size=20),
+    recent_summary=free_text,
+    longterm_summary=free_text,
+    notes=st.lists(st.tuples(free_text, free_text), max_size=3),
+    knowledge=st.lists(free_text, max_size=3),
+)
+
+
+@given(parts_strategy, st.none() | st.integers(-10, 2000))
+def test_prompt_ends_with_the_cue(parts: PromptParts, budget: int | None) -> None:
+    prompt = render_prompt(parts, budget)
+    assert prompt.endswith(f"\n~{parts.name.strip()}>")
+    assert prompt.splitlines() == prompt.split("\n")
+
+
+@given(parts_strategy, st.none() | st.integers(-10, 2000))
+def test_only_the_fences_and_the_cue_look_like_them(parts: PromptParts, budget: int | None) -> None:
+    lines = render_prompt(parts, budget).split("\n")
+    assert [line for line in lines if line.startswith("~")] == [lines[-1]]
+    assert sum(line == FENCE for line in lines) in (0, 2)
+
+
+@given(parts_strategy, st.integers(0, 400))
+def test_fits_any_budget_that_holds_the_fixed_parts(parts: PromptParts, spare: int) -> None:
+    fixed = render_prompt(bare(parts))
+    budget = len(fixed) + spare
+    prompt = render_prompt(parts, budget)
+    assert len(prompt) <= budget
+    # the identity, the three command lines and the situation are always there
+    assert prompt.split("\n")[:4] == fixed.split("\n")[:4]
+    assert prompt.split("\n")[-3:] == fixed.split("\n")[-3:]
+
+
+@given(parts_strategy, st.none() | st.integers(-10, 2000))
+def test_kept_memories_are_the_newest(parts: PromptParts, budget: int | None) -> None:
+    prompt = render_prompt(parts, budget)
+    kept = memory_block(prompt)
+    everything = memory_lines(parts.memories)
+    assert kept == (everything[len(everything) - len(kept) :])
+    if budget is None:
+        assert kept == everything
+    elif 0 < len(kept) < len(everything):
+        # as many as fit: one more would not have fitted
+        assert len(prompt) + len(everything[-len(kept) - 1]) + 1 > budget
+
+
+@given(parts_strategy, st.integers(0, 400))
+def test_memories_go_before_anything_else(parts: PromptParts, spare: int) -> None:
+    full = render_prompt(parts)
+    prompt = render_prompt(parts, len(render_prompt(bare(parts))) + spare)
+    if memory_block(prompt):
+        # some memories were kept, so nothing else was touched
+        assert full.split(f"\n{FENCE}\n", 1)[0] == prompt.split(f"\n{FENCE}\n", 1)[0]
+
+
+@given(st.lists(free_text, max_size=30))
+def test_memory_lines_are_single_flat_lines(memories: list[str]) -> None:
+    lines = memory_lines(memories)
+    assert len(lines) <= len(memories)
+    for line in lines:
+        assert line
+        assert line.splitlines() == [line]
+        assert line != FENCE
+        assert not line.startswith("~")
+    assert all(a != b for a, b in itertools.pairwise(lines))
+    flat = [one_line(m, sentences=True) for m in memories if one_line(m)]
+    assert sum(1 + _extra(line) for line in lines) == len(flat)
+
+
+def _extra(line: str) -> int:
+    repeated = re.search(r" \(repeated (\d+)x more\)$", line)
+    return int(repeated.group(1)) if repeated else 0

@@ -1,0 +1,112 @@
+"""Choosing the LLM and model, and the start-up check against real loopback servers."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from engine.config import DEFAULT_LLM_URL, DEFAULT_MODEL, EndpointConfig, LLMConfig, RoleProfile
+from engine.errors import LLMUnavailableError, UsageError
+from engine.llm.connect import (
+    EndpointChoice,
+    build_dispatcher,
+    check_endpoints,
+    choose_llm,
+    choose_model,
+    has_model,
+)
+from engine.llm.fake import ScriptedBackend
+from engine.llm.stub_server import StubOllama
+
+CONFIGURED = LLMConfig(
+    endpoints=[
+        EndpointConfig(url="http://gpu1:11434", slots=2, model="llama3.2:3b"),
+        EndpointConfig(url="http://gpu2:11434/"),
+    ],
+    profiles={"actor": RoleProfile(model="qwen3:4b")},
+)
+
+
+def test_the_flag_wins_then_the_environment_then_llm_md_then_the_default() -> None:
+    env = {"MUDSIM_LLM_URL": "http://env:1"}
+    assert choose_llm("http://flag:1/", env, CONFIGURED).endpoints == (
+        EndpointChoice("http://flag:1"),
+    )
+    assert choose_llm(None, env, CONFIGURED).source == "MUDSIM_LLM_URL"
+    from_config = choose_llm(None, {}, CONFIGURED)
+    assert from_config.endpoints == (
+        EndpointChoice("http://gpu1:11434", 2),
+        EndpointChoice("http://gpu2:11434", 1),
+    )
+    assert choose_llm(None, {}, LLMConfig()).endpoints == (EndpointChoice(DEFAULT_LLM_URL),)
+
+
+def test_a_named_url_keeps_the_slots_llm_md_gives_it() -> None:
+    assert choose_llm("http://gpu1:11434", {}, CONFIGURED).endpoints[0].slots == 2
+
+
+@pytest.mark.parametrize("bad", ["gpu1:11434", "ftp://x", "local"])
+def test_a_bad_url_is_a_usage_error(bad: str) -> None:
+    with pytest.raises(UsageError, match="--llm"):
+        choose_llm(bad, {}, LLMConfig())
+
+
+def test_fake_is_the_scripted_backend() -> None:
+    choice = choose_llm("fake:look;say Hi", {}, LLMConfig())
+    assert choice.fake
+    backend = build_dispatcher(choice).endpoints[0].backend
+    assert isinstance(backend, ScriptedBackend)
+    assert backend.replies == ["look", "say Hi"]
+
+
+def test_model_order() -> None:
+    env = {"MUDSIM_MODEL": "env-model"}
+    assert choose_model("flag-model", env, CONFIGURED, character_model="mine") == "flag-model"
+    assert choose_model(None, env, CONFIGURED, character_model="mine") == "env-model"
+    assert choose_model(None, {}, CONFIGURED, character_model="mine") == "mine"
+    assert choose_model(None, {}, CONFIGURED) == "qwen3:4b"
+    assert choose_model(None, {}, CONFIGURED, role="summarizer") == "llama3.2:3b"
+    assert choose_model(None, {}, LLMConfig()) == DEFAULT_MODEL == "gemma3:4b"
+
+
+def test_model_names_match_with_and_without_latest() -> None:
+    assert has_model("gemma3", ["gemma3:latest"])
+    assert has_model("gemma3:latest", ["gemma3"])
+    assert has_model("gemma3:4b", ["llama3:8b", "gemma3:4b"])
+    assert not has_model("gemma3:4b", ["gemma3:latest"])
+    assert not has_model("gemma3", [])
+
+
+async def test_the_check_passes_when_the_server_has_the_model() -> None:
+    with StubOllama(models=["gemma3:latest"]) as stub:
+        dispatcher = build_dispatcher(choose_llm(stub.url, {}, LLMConfig()))
+        await check_endpoints(dispatcher, ["gemma3"])
+        await dispatcher.aclose()
+
+
+async def test_a_missing_model_names_ollama_pull() -> None:
+    with StubOllama(models=["llama3:8b"]) as stub:
+        dispatcher = build_dispatcher(choose_llm(stub.url, {}, LLMConfig()))
+        with pytest.raises(LLMUnavailableError) as caught:
+            await check_endpoints(dispatcher, ["gemma3:4b"])
+        await dispatcher.aclose()
+    message = str(caught.value)
+    assert "`ollama pull gemma3:4b`" in message
+    assert "llama3:8b" in message
+    assert caught.value.exit_code == 3
+
+
+async def test_an_unreachable_server_says_how_to_start_ollama() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    dispatcher = build_dispatcher(choose_llm(url, {}, LLMConfig()))
+    with pytest.raises(LLMUnavailableError) as caught:
+        await check_endpoints(dispatcher, ["gemma3:4b"])
+    await dispatcher.aclose()
+    message = str(caught.value)
+    assert message.startswith(f"cannot reach the LLM at {url} (")
+    assert "ollama serve" in message
+    assert "--llm" in message
+    assert "\n" not in message

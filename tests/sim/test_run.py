@@ -1,0 +1,178 @@
+"""``mudsim run --headless`` end to end, against the loopback stub over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.llm.stub_server import StubOllama
+
+DEMO = Path(__file__).parents[2] / "worlds" / "demo.yaml"
+
+
+@pytest.fixture
+def stub() -> Iterator[StubOllama]:
+    replies = ["say Good morning. | to be friendly", "look", "go north", "think Books everywhere."]
+    with StubOllama(replies=replies, models=["tiny:latest"]) as server:
+        yield server
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["run", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_headless_run_of_the_demo_world(
+    stub: StubOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault = tmp_path / "vault"
+    code, out, err = _run(capsys, str(DEMO), "--vault", str(vault), "--headless", "--turns", "5",
+                          "--llm", stub.url, "--model", "tiny", "--seed", "1")  # fmt: skip
+    assert code == 0, err
+    lines = out.splitlines()
+    assert all(re.match(r"^\[The (Lobby|Garden|Library|Attic)\] ", line) for line in lines[:-1])
+    assert 'Eliza says, "Good morning."' in out
+    assert "to be friendly" not in out  # the reason is private
+    assert "deep in thought" not in out  # ambient lines are left out of the narrative
+    assert lines[-1].startswith("Run summary: 2 agents, 10 turns (0 skipped), ")
+    # every agent took 5 turns: one executed command each, remembered in the vault
+    for name in ("Eliza", "Moss"):
+        records = [
+            json.loads(line)
+            for line in (vault / "agents" / name / "memories.jsonl").read_text().splitlines()
+        ]
+        assert sum(1 for r in records if r["command"]) == 5
+    prompts = [body["prompt"] for body in stub.requests]
+    assert all(p.endswith(("~Eliza>", "~Moss>")) for p in prompts)
+    first = stub.requests[0]
+    assert first["raw"] is True
+    assert first["model"] == "tiny"
+    assert "\n" in first["options"]["stop"]
+    assert first["options"]["num_ctx"] == 8192
+    assert "system" not in first
+
+
+def test_the_prompt_impersonate_shows_is_what_the_llm_gets(
+    stub: StubOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault = tmp_path / "vault"
+    flags = [
+        "--vault",
+        str(vault),
+        "--headless",
+        "--turns",
+        "1",
+        "--llm",
+        stub.url,
+        "--model",
+        "tiny",
+    ]
+    _run(capsys, str(DEMO), *flags)
+    shown = {}
+    for name in ("Eliza", "Moss"):
+        main(["do", str(DEMO), "--vault", str(vault), "--as", "Traveler", f"@impersonate {name}"])
+        shown[name] = capsys.readouterr().out.rstrip("\n")
+    sent_before = len(stub.requests)
+    _run(capsys, str(DEMO), *flags)
+    first = stub.requests[sent_before]["prompt"]  # nothing has happened yet when it is built
+    name = "Eliza" if first.endswith("~Eliza>") else "Moss"
+    assert first == shown[name]
+
+
+def test_an_unreachable_llm_exits_3_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = "http://127.0.0.1:9"  # the discard port: nothing listens there
+    code, out, err = _run(
+        capsys, str(DEMO), "--vault", str(tmp_path / "v"), "--headless", "--llm", url
+    )
+    assert code == 3
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith(f"mudsim: cannot reach the LLM at {url}")
+    assert "ollama serve" in err
+
+
+def test_a_missing_model_exits_3_naming_ollama_pull(
+    stub: StubOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(
+        capsys, str(DEMO), "--vault", str(tmp_path / "v"), "--headless", "--llm", stub.url
+    )
+    assert code == 3
+    assert "`ollama pull gemma3:4b`" in err
+    assert err.count("\n") == 1
+
+
+def test_model_and_url_come_from_the_environment(
+    stub: StubOllama,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MUDSIM_LLM_URL", stub.url)
+    monkeypatch.setenv("MUDSIM_MODEL", "tiny")
+    code, _, err = _run(
+        capsys, str(DEMO), "--vault", str(tmp_path / "v"), "--headless", "--turns", "1"
+    )
+    assert code == 0, err
+    assert {b["model"] for b in stub.requests} == {"tiny"}
+
+
+def test_a_failing_llm_skips_turns_but_the_run_ends(
+    stub: StubOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub.fail_next(400, times=100)  # not retried: every call fails at once
+    code, out, err = _run(capsys, str(DEMO), "--vault", str(tmp_path / "v"), "--headless", "--turns", "2",
+                          "--llm", stub.url, "--model", "tiny")  # fmt: skip
+    assert code == 0, err
+    assert "Eliza's turn was skipped: HTTP 400" in out
+    assert "4 turns (4 skipped), 4 LLM calls (4 failed" in out
+
+
+def test_run_without_headless_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, str(DEMO), "--vault", str(tmp_path / "v"))
+    assert code == 2
+    assert "--headless" in err
+
+
+@pytest.mark.parametrize("bad", [["--turns", "0"], ["--turns", "x"], ["--seed", "s"]])
+def test_bad_flags_exit_2(
+    bad: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(capsys, str(DEMO), "--vault", str(tmp_path / "v"), "--headless", *bad)
+    assert code == 2
+    assert err.startswith("mudsim: ")
+
+
+def test_ctrl_c_stops_gracefully_and_saves(stub: StubOllama, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    stub.delay = 0.05
+    env = {**os.environ, "MUDSIM_LLM_URL": stub.url, "MUDSIM_MODEL": "tiny"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli", "run", str(DEMO), "--vault", str(vault), "--headless"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 20
+    while not stub.requests and time.monotonic() < deadline:
+        time.sleep(0.05)  # real time: the first turns come within one 6 s interval
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err
+    assert "stopping" in err
+    assert "Traceback" not in err
+    assert out.splitlines()[-1].startswith("Run summary: 2 agents,")
+    state = json.loads((vault / "agents" / "Eliza" / "memory-state.json").read_text())
+    assert state["memories"] >= 0
+    assert (vault / "world" / "world.yaml").exists()
