@@ -1,7 +1,7 @@
 """mudsim benchmarks (run by hand; never part of the test suite).
 
     python scripts/bench.py            # every benchmark
-    python scripts/bench.py commands   # one of: commands, journal
+    python scripts/bench.py engine     # one or more of: engine, dispatch, commands, journal
 
 Prints a table and, last, one JSON object with every figure. Each figure is the median
 of several repeats; the spread (min-max) is printed next to it.
@@ -19,28 +19,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench_common import REPEATS, summary, world_yaml
+from bench_llm import bench_dispatch, bench_engine
+
 from engine.memory.record import MemoryKind, MemoryRecord, utc_now
 from engine.sim.simulation import Simulation
-from engine.vault.journal import Journal
-
-REPEATS = 5
-
-
-def _world_yaml(rooms: int, characters: int) -> str:
-    lines = ["name: Bench", "rooms:"]
-    for r in range(rooms):
-        lines += [f"  - id: r{r}", f"    name: Room {r}", "    description: A plain room."]
-        if r + 1 < rooms:
-            lines.append(f"    exits: {{east: r{r + 1}}}")
-    lines.append("characters:")
-    for c in range(characters):
-        lines += [
-            f"  - name: Agent{c}",
-            "    type: agent",
-            f"    location: r{c % rooms}",
-            "    profile: A tester.",
-        ]
-    return "\n".join(lines) + "\n"
+from engine.vault.journal import EVERY_100_MS, Journal
 
 
 def bench_commands(commands_per_agent: int = 200) -> dict[str, float]:
@@ -58,7 +42,7 @@ def bench_commands(commands_per_agent: int = 200) -> dict[str, float]:
     for _ in range(REPEATS):
         with tempfile.TemporaryDirectory() as tmp:
             world = Path(tmp) / "bench.yaml"
-            world.write_text(_world_yaml(5, 50), encoding="utf-8")
+            world.write_text(world_yaml(5, 50), encoding="utf-8")
             sim = Simulation.open(Path(tmp) / "vault", world)
             people = list(sim.world.characters.values())
             start = time.perf_counter()
@@ -68,17 +52,17 @@ def bench_commands(commands_per_agent: int = 200) -> dict[str, float]:
             elapsed = time.perf_counter() - start
             sim.close()
             rates.append(commands_per_agent * len(people) / elapsed)
-    return _summary("commands/s", rates) | {"us_per_command": 1e6 / statistics.median(rates)}
+    return summary("commands/s", rates) | {"us_per_command": 1e6 / statistics.median(rates)}
 
 
 def bench_journal(appends: int = 5000) -> dict[str, float]:
     """Cost of one memory append: grouped fsync (the default, every 100 ms) vs every append."""
     out: dict[str, float] = {}
-    for label, interval in (("grouped_fsync", 0.1), ("fsync_each", 0.0)):
+    for label, group in (("grouped_fsync", EVERY_100_MS), ("fsync_each", None)):
         costs: list[float] = []
         for _ in range(REPEATS):
             with tempfile.TemporaryDirectory() as tmp:
-                journal = Journal(Path(tmp) / "memories.jsonl", 0, fsync_interval=interval)
+                journal = Journal(Path(tmp) / "memories.jsonl", 0, sync_group=group)
                 record = _record_factory()
                 start = time.perf_counter()
                 for seq in range(appends):
@@ -101,11 +85,9 @@ def _record_factory() -> Callable[[int], MemoryRecord]:
     return make
 
 
-def _summary(unit: str, values: list[float]) -> dict[str, float]:
-    return {unit: statistics.median(values), f"{unit}_min": min(values), f"{unit}_max": max(values)}
-
-
 BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {
+    "engine": bench_engine,
+    "dispatch": bench_dispatch,
     "commands": bench_commands,
     "journal": bench_journal,
 }

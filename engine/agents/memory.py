@@ -56,11 +56,11 @@ class MemoryStream:
         command: str | None = None,
         reason: str | None = None,
         failed: bool = False,
+        at: str | None = None,
     ) -> MemoryRecord:
-        # Built without validation: every field comes from our own typed code.
-        memory = MemoryRecord.model_construct(
+        memory = MemoryRecord(
             seq=self.journal.count,
-            at=utc_now(),
+            at=at or utc_now(),
             kind=kind,
             text=text,
             location=location,

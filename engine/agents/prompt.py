@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 BASIC_COMMANDS = (
     "BASIC COMMANDS: look | go <exit> | say <text> | emote <action> | examine <thing>\n"
@@ -63,7 +64,10 @@ def one_line(text: str, *, sentences: bool = False) -> str:
     that does not end in punctuation gets a full stop before the next one:
     ``"The Garden\nRoses climb."`` -> ``"The Garden. Roses climb."``.
     """
-    pieces = [piece for piece in (part.strip() for part in text.splitlines()) if piece]
+    parts = text.splitlines()
+    if len(parts) == 1:
+        return parts[0].strip()
+    pieces = [piece for piece in (part.strip() for part in parts) if piece]
     if sentences:
         pieces = [p if p.endswith(_CLOSED) else p + "." for p in pieces[:-1]] + pieces[-1:]
     return " ".join(pieces)
@@ -78,6 +82,12 @@ def _repeated(line: str, extra: int) -> str:
     return f"{line} (repeated {extra}x more)" if extra else line
 
 
+@lru_cache(maxsize=1 << 16)
+def _memory_line(memory: str) -> str:
+    """A memory as its prompt line; cached, since each memory is shown in many prompts."""
+    return _guard(one_line(memory, sentences=True))
+
+
 def memory_lines(memories: Sequence[str]) -> list[str]:
     """One line per memory, oldest first, as the prompt shows them.
 
@@ -85,20 +95,19 @@ def memory_lines(memories: Sequence[str]) -> list[str]:
     memories with no text at all are left out.
     """
     lines: list[str] = []
-    previous: str | None = None
     extra = 0
-    for memory in memories:
-        line = _guard(one_line(memory, sentences=True))
+    for line in map(_memory_line, memories):
         if not line:
             continue
-        if line == previous:
+        if lines and line == lines[-1]:
             extra += 1
             continue
-        if previous is not None:
-            lines.append(_repeated(previous, extra))
-        previous, extra = line, 0
-    if previous is not None:
-        lines.append(_repeated(previous, extra))
+        if extra:
+            lines[-1] = _repeated(lines[-1], extra)
+            extra = 0
+        lines.append(line)
+    if extra:
+        lines[-1] = _repeated(lines[-1], extra)
     return lines
 
 
@@ -168,7 +177,10 @@ def _cut(text: str, excess: int, framing: int) -> tuple[str, int]:
 
 def _fit(head: list[str], body: _Sections, tail: list[str], budget: int) -> _Sections:
     """Shrink ``body`` in the documented order until the prompt fits ``budget``."""
-    excess = sum(len(line) + 1 for line in _lines(head, body, tail)) - 1 - budget
+    lines = _lines(head, body, tail)
+    excess = sum(map(len, lines)) + len(lines) - 1 - budget
+    if excess <= 0:
+        return body
     memories, excess = _drop(body.memories, excess, 2 * (len(FENCE) + 1), oldest=True)
     notes, excess = _drop(body.notes, excess, len(NOTES_HEADING) + 1, oldest=False)
     knowledge, excess = _drop(body.knowledge, excess, len(KNOWLEDGE_HEADING) + 1, oldest=False)

@@ -27,7 +27,7 @@ class _QuietServer(ThreadingHTTPServer):
 
 class StubOllama:
     def __init__(self, replies: list[str] | None = None, *, models: list[str] | None = None,
-                 delay: float = 0.0) -> None:  # fmt: skip
+                 delay: float = 0.0, port: int = 0) -> None:  # fmt: skip
         self.replies = replies or ["look"]
         self.models = models if models is not None else ["gemma3:4b"]
         self.delay = delay
@@ -37,7 +37,7 @@ class StubOllama:
         self._released = threading.Event()
         self._next = 0
         self._lock = threading.Lock()
-        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _QuietServer(("127.0.0.1", port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -161,3 +161,30 @@ def _handler_for(stub: StubOllama) -> type[BaseHTTPRequestHandler]:
 def _tagged(name: str) -> str:
     """Ollama's reading of a model name: ``gemma3`` is ``gemma3:latest``."""
     return name if ":" in name else f"{name}:latest"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m engine.llm.stub_server``: serve the stub until Ctrl-C (demos, benchmarks)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="A loopback Ollama-compatible stub server.")
+    parser.add_argument("--reply", action="append", help="a reply (repeat the flag for more)")
+    parser.add_argument("--model", action="append", help="a model it has (default gemma3:4b)")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument(
+        "--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)"
+    )
+    args = parser.parse_args(argv)
+    stub = StubOllama(args.reply, models=args.model, delay=args.delay, port=args.port).start()
+    print(stub.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stub.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -6,10 +6,11 @@ and equals the line's index.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict, TypeAdapter
 
 
 class MemoryKind(StrEnum):
@@ -23,8 +24,12 @@ class MemoryKind(StrEnum):
     """Brought in from outside (a copied folder, Miniworld memory files)."""
 
 
-class MemoryRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """A plain dataclass (cheap to make, thousands a second); pydantic checks it only
+    when it is read back from a journal (``from_json``)."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
 
     seq: int
     at: str
@@ -33,11 +38,23 @@ class MemoryRecord(BaseModel):
     text: str
     location: str | None = None
     """Id of the room the character was in."""
-    occupants: list[str] = []
+    occupants: list[str] = field(default_factory=list)
     """Names of the others present."""
     command: str | None = None
     reason: str | None = None
     failed: bool = False
+
+    def to_json(self) -> bytes:
+        """One journal line's JSON (no newline)."""
+        return _ADAPTER.serializer.to_json(self)  # dump_json without its Python-side wrapper
+
+    @staticmethod
+    def from_json(data: bytes | str) -> MemoryRecord:
+        """Parse and check one journal line; raises ``pydantic.ValidationError``."""
+        return _ADAPTER.validate_json(data)
+
+
+_ADAPTER: TypeAdapter[MemoryRecord] = TypeAdapter(MemoryRecord)
 
 
 def utc_now() -> str:

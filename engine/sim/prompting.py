@@ -46,6 +46,7 @@ def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
     room = world.rooms[character.location]
     others = [c.name for c in world.characters_in(room.id, besides=character)]
     mind = sim.minds[character.id]
+    shown = mind.windows.immediate + mind.windows.recent  # the most a prompt shows verbatim
     notes = sim.vault.notes(character.folder).all()
     terms = [*re.findall(r"[A-Za-z0-9']+", room.name), *others]
     return PromptParts(
@@ -55,13 +56,13 @@ def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
         room_description=room.description,
         exits=list(room.exits),
         also_here=others,
-        memories=[memory.text for memory in mind.tail],
+        memories=[memory.text for memory in mind.tail[-shown:]],
         notes=[(note.title, note.body) for note in relevant_notes(notes, terms)],
     )
 
 
 def build_prompt(sim: Simulation, character: Character) -> str:
     """The exact prompt ``character`` would be sent now, fitted to the actor's ``num_ctx``."""
-    options = sim.settings.llm.options_for("actor")
+    options = sim.actor_options
     budget = char_budget(int(options["num_ctx"]), int(options.get("num_predict", 0)))
     return render_prompt(prompt_parts(sim, character), budget)

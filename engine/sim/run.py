@@ -57,7 +57,7 @@ def agent_models(sim: Simulation, flag: str | None, environ: Mapping[str, str]) 
 def make_thinkers(
     sim: Simulation, models: Mapping[str, str], seed: int | None = None
 ) -> dict[str, Thinker]:
-    options = sim.settings.llm.options_for("actor")
+    options = sim.actor_options
     thinkers = {}
     for agent_id, model in models.items():
         character = sim.world.characters[agent_id]

@@ -116,7 +116,8 @@ class Scheduler:
             await self._running.wait()
             if self.stopping:
                 return
-            await self._turn(agent)
+            # shielded: stopping cancels this timer, never a turn in progress
+            await asyncio.shield(asyncio.create_task(self._turn(agent)))
 
     def interval(self, character: Character) -> float:
         seconds = character.think_interval or self.sim.settings.ai_defaults.think_interval
@@ -129,14 +130,15 @@ class Scheduler:
         return list(await asyncio.gather(*tasks))
 
     async def _turn(self, agent: str) -> Turn:
-        task = asyncio.create_task(self.thinkers[agent].take_turn(self.llm))
+        """One turn, run as its own task (so ``finish`` can wait for it)."""
+        task = asyncio.current_task()
+        assert task is not None
         self._turns.add(task)
         try:
-            turn = await asyncio.shield(task)
+            turn = await self.thinkers[agent].take_turn(self.llm)
         except asyncio.CancelledError:
-            me = asyncio.current_task()
-            if me is not None and me.cancelling():
-                raise  # we were cancelled, not the turn
+            if not self.stopping:
+                raise
             name = self.thinkers[agent].name
             return Turn(name, None, None, 0, error="cut short when the run stopped")
         finally:

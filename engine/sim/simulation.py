@@ -21,7 +21,7 @@ from engine.config import Settings
 from engine.errors import MudsimError, UnknownCharacterError
 from engine.llm.dispatcher import Dispatcher
 from engine.llm.status import render_llm_status
-from engine.memory.record import MemoryKind
+from engine.memory.record import MemoryKind, utc_now
 from engine.memory.waterfall import Windows
 from engine.sim.prompting import build_prompt
 from engine.vault.lock import VaultLock
@@ -59,6 +59,8 @@ class Simulation:
         self.vault, self.world, self.settings, self.lock = vault, world, settings, lock
         self.registry: Registry = default_registry()
         self.listeners: list[Listener] = []
+        self.actor_options = settings.llm.options_for("actor")
+        """What every agent turn sends as ``options`` (``num_ctx`` bounds its prompt)."""
         self.llm: LLMLink | None = None
         """The dispatcher and each agent's model, while a run has an LLM."""
         self.minds: dict[str, MemoryStream] = {
@@ -175,12 +177,14 @@ class Simulation:
         if event.remembered:
             present = self.world.characters_in(event.room_id)
             names = [c.name for c in present]
+            at = utc_now()  # one moment for every observer
             for index, observer in enumerate(present):
                 if observer.id != event.actor_id:
                     others = names[:index] + names[index + 1 :]
                     self.minds[observer.id].record(
-                        MemoryKind.OBSERVATION, event.text, location=event.room_id, occupants=others
-                    )
+                        MemoryKind.OBSERVATION, event.text, location=event.room_id,
+                        occupants=others, at=at,
+                    )  # fmt: skip
         for listener in self.listeners:
             listener(event)
 

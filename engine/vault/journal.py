@@ -1,9 +1,11 @@
 """The append-only memory journal: one JSON object a line, ``seq`` = line index.
 
 Durability: every append is written and flushed to the OS at once, so a crash of the
-process loses nothing. ``fsync`` runs in groups: on an append when the last one was
-more than ``fsync_interval`` (100 ms) ago, and on ``sync()`` (save and exit). A power
-loss can therefore lose at most the appends since the last fsync.
+process loses nothing. ``fsync`` runs in groups, off the caller's thread: one
+background thread fsyncs every journal written since its last round, every
+100 ms, and ``sync()`` (save and exit) fsyncs at once. A power loss can therefore
+lose at most the appends of the last 100 ms or so (plus the time one round of fsyncs
+takes). ``sync_group=None`` fsyncs every append inline instead.
 
 On load a torn last line (no newline, or not JSON) is cut off with a warning; any other
 bad line stops the load with an error naming the file and line, and nothing is changed.
@@ -13,7 +15,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -24,23 +28,57 @@ from engine.errors import VaultError
 from engine.memory.record import MemoryRecord
 
 
+class GroupSync:
+    """fsyncs every journal written since the last round, in rounds ``interval`` apart
+    on a daemon thread (started by the first journal it watches), or by ``round()``."""
+
+    def __init__(self, interval: float = 0.1, *, background: bool = True) -> None:
+        self.interval = interval
+        self.background = background
+        self._journals: weakref.WeakSet[Journal] = weakref.WeakSet()
+        self._guard = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, journal: Journal) -> None:
+        with self._guard:
+            self._journals.add(journal)
+            if self.background and self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="journal-fsync", daemon=True)
+                self._thread.start()
+
+    def forget(self, journal: Journal) -> None:
+        with self._guard:
+            self._journals.discard(journal)
+
+    def round(self) -> None:
+        with self._guard:
+            journals = list(self._journals)
+        for journal in journals:
+            journal.sync()
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.interval)
+            self.round()
+
+
+EVERY_100_MS = GroupSync(0.1)
+"""The process's fsync group: what every journal uses unless told otherwise."""
+
+
 class Journal:
     def __init__(
-        self,
-        path: Path,
-        count: int,
-        *,
-        fsync_interval: float = 0.1,
-        clock: Callable[[], float] = time.monotonic,
+        self, path: Path, count: int, *, sync_group: GroupSync | None = EVERY_100_MS
     ) -> None:
         self.path = path
         self.count = count
         """Records in the file (M)."""
-        self.fsync_interval = fsync_interval
-        self._clock = clock
+        self.sync_group = sync_group
+        """Who fsyncs this journal's appends; None: every append, inline."""
         self._handle: IO[bytes] | None = None
-        self._last_sync = clock()
         self._dirty = False
+        self._sync_lock = threading.Lock()
+        """Held while fsyncing or closing, so the two never meet."""
 
     @classmethod
     def open(cls, path: Path, *, warn: Callable[[str], None]) -> tuple[Journal, list[MemoryRecord]]:
@@ -51,28 +89,36 @@ class Journal:
     def append(self, record: MemoryRecord) -> None:
         if record.seq != self.count:
             raise ValueError(f"record seq {record.seq} does not follow {self.count}")
-        line = (record.model_dump_json(exclude_defaults=False) + "\n").encode("utf-8")
+        line = record.to_json() + b"\n"
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = open(self.path, "ab")  # noqa: SIM115 - held open for appends
+            if self.sync_group is not None:
+                self.sync_group.watch(self)
         self._handle.write(line)
         self._handle.flush()
         self.count += 1
         self._dirty = True
-        if self._clock() - self._last_sync >= self.fsync_interval:
+        if self.sync_group is None:
             self.sync()
 
     def sync(self) -> None:
-        if self._handle is not None and self._dirty:
-            os.fsync(self._handle.fileno())
-            self._dirty = False
-        self._last_sync = self._clock()
+        """fsync now if anything was appended since the last fsync (any thread)."""
+        with self._sync_lock:
+            if self._handle is not None and self._dirty:
+                self._dirty = False  # an append racing with this fsync sets it again
+                os.fsync(self._handle.fileno())
 
     def close(self) -> None:
-        self.sync()
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        if self.sync_group is not None:
+            self.sync_group.forget(self)
+        with self._sync_lock:
+            if self._handle is not None:
+                if self._dirty:
+                    os.fsync(self._handle.fileno())
+                self._handle.close()
+                self._handle = None
+            self._dirty = False
 
 
 def read_records(
@@ -93,7 +139,7 @@ def read_records(
     records: list[MemoryRecord] = []
     for index, line in enumerate(lines):
         try:
-            record = MemoryRecord.model_validate_json(line)
+            record = MemoryRecord.from_json(line)
         except ValidationError as exc:
             if index == len(lines) - 1 and not tail and _is_torn(line):
                 tail = line

@@ -7,6 +7,7 @@ name a path outside the notes folder.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,8 +28,13 @@ class Note:
 
 
 class NoteStore:
+    """One character's notes. ``all()`` runs for every prompt, so what it parsed is kept
+    while no note file's name, size or modification time changes (a person may edit
+    them while the world runs)."""
+
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._cached: tuple[tuple[tuple[str, int, int], ...], list[Note]] | None = None
 
     def path_for(self, title: str) -> Path:
         return self.folder / f"{safe_name(title, what='note title')}.md"
@@ -39,10 +45,20 @@ class NoteStore:
 
     def all(self) -> list[Note]:
         """Every note, most recently updated first."""
-        if not self.folder.is_dir():
+        try:
+            with os.scandir(self.folder) as entries:
+                version = tuple(sorted(
+                    (e.name, e.stat().st_mtime_ns, e.stat().st_size)
+                    for e in entries if e.name.endswith(".md")
+                ))  # fmt: skip
+        except OSError:
             return []
+        if self._cached is not None and self._cached[0] == version:
+            return list(self._cached[1])
         notes = [self._read(path) for path in sorted(self.folder.glob("*.md"))]
-        return sorted(notes, key=lambda note: note.updated, reverse=True)
+        notes.sort(key=lambda note: note.updated, reverse=True)
+        self._cached = (version, notes)
+        return list(notes)
 
     def append(self, title: str, text: str, *, reason: str | None = None) -> Note:
         existing = self.read(title)
@@ -61,6 +77,7 @@ class NoteStore:
         if reason:
             meta["reason"] = reason
         write_front_matter(self.path_for(title), meta, body)
+        self._cached = None
         return note
 
     def _read(self, path: Path) -> Note:

@@ -44,6 +44,7 @@ class Vault:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.config_dir = root / "config"
+        self._notes: dict[str, NoteStore] = {}
 
     # -- ownership ----------------------------------------------------------------
     def lock(self) -> VaultLock:
@@ -79,7 +80,10 @@ class Vault:
         return self.agent_dir(folder) / "memories.jsonl"
 
     def notes(self, folder: str) -> NoteStore:
-        return NoteStore(self.agent_dir(folder) / "notes")
+        store = self._notes.get(folder)
+        if store is None:
+            store = self._notes[folder] = NoteStore(self.agent_dir(folder) / "notes")
+        return store
 
     def read_state(self, folder: str) -> MemoryState:
         path = self.agent_dir(folder) / "memory-state.json"

@@ -5,31 +5,31 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from engine.errors import VaultError
 from engine.memory.record import MemoryKind, MemoryRecord
-from engine.vault.journal import Journal, read_records
+from engine.vault.journal import GroupSync, Journal, read_records
 
 FIELDS = {"seq", "at", "kind", "text", "location", "occupants", "command", "reason", "failed"}
 
 
 def record(seq: int, text: str | None = None, **fields: object) -> MemoryRecord:
-    return MemoryRecord.model_validate(
-        {
-            "seq": seq,
-            "at": f"2025-01-01T00:00:{seq:02d}.000000Z",
-            "kind": MemoryKind.OBSERVATION,
-            "text": text if text is not None else f"memory number {seq}",
-            **fields,
-        }
+    settings: dict[str, Any] = {"kind": MemoryKind.OBSERVATION, **fields}
+    return MemoryRecord(
+        seq=seq,
+        at=f"2025-01-01T00:00:{seq:02d}.000000Z",
+        text=text if text is not None else f"memory number {seq}",
+        **settings,
     )
 
 
 def line(rec: MemoryRecord) -> bytes:
-    return (rec.model_dump_json() + "\n").encode("utf-8")
+    return rec.to_json() + b"\n"
 
 
 class Warnings:
@@ -40,14 +40,6 @@ class Warnings:
 
     def __call__(self, message: str) -> None:
         self.messages.append(message)
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -154,7 +146,7 @@ def test_a_missing_journal_is_empty_and_created_on_first_append(path: Path) -> N
 
 def test_every_append_reaches_the_file_at_once(path: Path) -> None:
     """Flushed to the OS on append, before any sync or close."""
-    journal = Journal(path, 0, fsync_interval=3600.0)
+    journal = Journal(path, 0, sync_group=GroupSync(background=False))
     try:
         journal.append(record(0))
         assert path.read_bytes() == line(record(0))
@@ -302,71 +294,62 @@ def test_appending_a_wrong_seq_raises_and_writes_nothing(path: Path, seq: int) -
 # -- fsync grouping -----------------------------------------------------------------
 
 
-def test_fsync_runs_only_once_the_interval_has_passed(path: Path, fsyncs: list[int]) -> None:
-    clock = FakeClock()
-    journal = Journal(path, 0, fsync_interval=1.0, clock=clock)
-
-    journal.append(record(0))  # t = 0: just started
-    clock.now = 0.5
-    journal.append(record(1))
-    assert fsyncs == [], "no fsync before the interval has passed"
-
-    clock.now = 1.0
-    journal.append(record(2))
-    assert len(fsyncs) == 1, "the interval passed: this append syncs"
-
-    clock.now = 1.5
-    journal.append(record(3))
-    clock.now = 1.99
-    journal.append(record(4))
-    assert len(fsyncs) == 1, "the interval restarts at the last sync"
-
-    clock.now = 2.0
+def test_appends_are_fsynced_in_group_rounds_not_inline(path: Path, fsyncs: list[int]) -> None:
+    group = GroupSync(background=False)
+    journal = Journal(path, 0, sync_group=group)
+    other = Journal(path.with_name("other.jsonl"), 0, sync_group=group)
+    for seq in range(5):
+        journal.append(record(seq))
+    other.append(record(0))
+    assert fsyncs == [], "no append waits for an fsync"
+    group.round()
+    assert len(fsyncs) == 2, "one round fsyncs every journal written since the last"
+    group.round()
+    assert len(fsyncs) == 2, "nothing new, nothing to fsync"
     journal.append(record(5))
-    assert len(fsyncs) == 2
-
-    clock.now = 10.0
-    journal.append(record(6))
-    assert len(fsyncs) == 3
+    group.round()
+    assert len(fsyncs) == 3, "only the journal written to"
     journal.close()
-    assert len(fsyncs) == 3, "close has nothing left to sync"
-    assert [r.seq for r in read_records(path, warn=Warnings())] == list(range(7))
+    other.close()
+    assert len(fsyncs) == 3, "close has nothing left to fsync"
+    assert [r.seq for r in read_records(path, warn=Warnings())] == list(range(6))
 
 
 def test_sync_and_close_fsync_only_pending_appends(path: Path, fsyncs: list[int]) -> None:
-    clock = FakeClock()
-    journal = Journal(path, 0, fsync_interval=1.0, clock=clock)
-
+    group = GroupSync(background=False)
+    journal = Journal(path, 0, sync_group=group)
     journal.sync()
     assert fsyncs == [], "nothing written yet, nothing to sync"
-
     journal.append(record(0))
-    assert fsyncs == []
     journal.sync()
     assert len(fsyncs) == 1
     journal.sync()
+    group.round()
     assert len(fsyncs) == 1, "a second sync with nothing new does not fsync"
-
-    clock.now = 0.5  # sync restarted the interval at t = 0
     journal.append(record(1))
-    assert len(fsyncs) == 1
     journal.close()
-    assert len(fsyncs) == 2, "close syncs the pending append"
+    assert len(fsyncs) == 2, "close fsyncs the pending append"
     journal.close()
-    assert len(fsyncs) == 2
+    group.round()
+    assert len(fsyncs) == 2, "a closed journal is no longer in the group"
 
 
-def test_sync_restarts_the_interval(path: Path, fsyncs: list[int]) -> None:
-    clock = FakeClock()
-    journal = Journal(path, 0, fsync_interval=1.0, clock=clock)
-    clock.now = 0.9
+def test_the_background_round_comes_within_the_interval(path: Path, fsyncs: list[int]) -> None:
+    journal = Journal(path, 0, sync_group=GroupSync(0.02))
+    try:
+        journal.append(record(0))
+        deadline = time.monotonic() + 5
+        while not fsyncs and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(fsyncs) == 1
+    finally:
+        journal.close()
+
+
+def test_without_a_group_every_append_is_fsynced(path: Path, fsyncs: list[int]) -> None:
+    journal = Journal(path, 0, sync_group=None)
     journal.append(record(0))
-    journal.sync()
-    assert len(fsyncs) == 1
-    clock.now = 1.5  # 1.5 s after start, but only 0.6 s after the sync
     journal.append(record(1))
-    assert len(fsyncs) == 1
-    clock.now = 2.0
-    journal.append(record(2))
     assert len(fsyncs) == 2
     journal.close()
+    assert len(fsyncs) == 2
