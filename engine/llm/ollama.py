@@ -77,18 +77,23 @@ class OllamaBackend:
 
     async def _streamed(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         parts: list[str] = []
+        final: dict[str, Any] | None = None
         async with self._client.stream("POST", "/api/generate", json=body) as response:
             if response.status_code != 200:
                 await response.aread()
                 _check_status(response)
+            # Read to the end even after "done": a response closed half-read cannot
+            # go back to the pool, and every later call would open a new connection.
             async for line in response.aiter_lines():
-                if not line.strip():
+                if not line.strip() or final is not None:
                     continue
                 chunk = _decode(line)
                 parts.append(str(chunk.get("response", "")))
                 if chunk.get("done"):
-                    return "".join(parts), chunk
-        raise LLMResponseError(f"{self.base_url}: the stream ended before it said done")
+                    final = chunk
+        if final is None:
+            raise LLMResponseError(f"{self.base_url}: the stream ended before it said done")
+        return "".join(parts), final
 
     async def version(self) -> str:
         response = await self._get("/api/version")

@@ -33,6 +33,8 @@ class StubOllama:
         self.delay = delay
         self.error_mid_stream = False
         self.requests: list[dict[str, Any]] = []
+        self.connections = 0
+        """TCP connections accepted (a client that reuses its connections opens few)."""
         self._failures: list[int | None] = []
         self._released = threading.Event()
         self._next = 0
@@ -94,6 +96,12 @@ class StubOllama:
 def _handler_for(stub: StubOllama) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # as a Go server does: no 40 ms waits on small writes
+
+        def setup(self) -> None:
+            super().setup()
+            with stub._lock:
+                stub.connections += 1
 
         def log_message(self, format: str, *args: Any) -> None:
             return None
@@ -132,7 +140,7 @@ def _handler_for(stub: StubOllama) -> type[BaseHTTPRequestHandler]:
                 return
             self.send_response(200)
             self.send_header("Content-Type", "application/x-ndjson")
-            self.send_header("Connection", "close")
+            self.send_header("Transfer-Encoding", "chunked")  # keeps the connection alive
             self.end_headers()
             words = reply.split(" ")
             for index, word in enumerate(words):
@@ -140,11 +148,19 @@ def _handler_for(stub: StubOllama) -> type[BaseHTTPRequestHandler]:
                 self._line({"model": body["model"], "response": piece, "done": False})
                 if stub.error_mid_stream:
                     self._line({"error": "injected error mid-stream"})
+                    self._end_chunks()
                     return
             self._line({"model": body["model"], "response": "", **final})
+            self._end_chunks()
 
         def _line(self, data: dict[str, Any]) -> None:
-            self.wfile.write(json.dumps(data).encode() + b"\n")
+            """One NDJSON line as one HTTP chunk."""
+            line = json.dumps(data).encode() + b"\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+            self.wfile.flush()
+
+        def _end_chunks(self) -> None:
+            self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 
         def _json(self, status: int, data: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from engine.agents.reply import repeat_key
 from engine.agents.thinker import Thinker, Turn
 from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, choose_model
 from engine.llm.dispatcher import Dispatcher
@@ -69,8 +70,17 @@ def make_thinkers(
             announce=lambda c=character: sim.announce_thinking(c),  # type: ignore[misc]
             execute=lambda line, c=character: sim.execute(c, line),  # type: ignore[misc]
             seed=seed,
+            last_key=_last_command(sim, agent_id),
         )
     return thinkers
+
+
+def _last_command(sim: Simulation, agent_id: str) -> str | None:
+    """The agent's last command before this run, so a restart cannot sneak in a repeat."""
+    for memory in reversed(sim.minds[agent_id].tail):
+        if memory.command:
+            return repeat_key(memory.command)
+    return None
 
 
 async def connect(

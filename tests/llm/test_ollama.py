@@ -121,3 +121,14 @@ def test_system_prompt_only_without_raw() -> None:
     assert chat["system"] == "Be brief."
     assert chat["keep_alive"] == "10m"
     assert chat["raw"] is False
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_calls_reuse_one_connection(stub: StubOllama, stream: bool) -> None:
+    backend = OllamaBackend(stub.url, stream=stream)
+    try:
+        for _ in range(5):
+            assert (await backend.generate(_request())).text
+    finally:
+        await backend.aclose()
+    assert stub.connections == 1

@@ -113,3 +113,11 @@ async def test_shutdown_waits_a_bounded_time_for_a_hung_call(sim: Simulation) ->
         await dispatcher.aclose(grace=0.1)
     assert dispatcher.in_flight == 0
     assert sum(1 for m in sim.minds["ada"].tail if m.command) == 0  # nothing half-done ran
+
+
+def test_a_new_run_remembers_the_last_command_so_it_is_not_repeated(sim: Simulation) -> None:
+    sim.execute(sim.character("Ada"), "Say  Hello | first words")
+    sim.execute(sim.character("Pat"), "look")  # another's command is not Ada's
+    thinkers = make_thinkers(sim, {"ada": "tiny", "bo": "tiny"})
+    assert thinkers["ada"].last_key == "say hello"
+    assert thinkers["bo"].last_key is None
