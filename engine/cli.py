@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import NoReturn
 
 from engine.errors import MudsimError, UsageError
-from engine.sim.simulation import Simulation
 from engine.sim.status import read_status
 
 
@@ -29,17 +28,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def do(args: argparse.Namespace) -> None:
-    sim = Simulation.open(args.vault, args.world)
-    try:
-        character = sim.character(args.as_name)
-        for index, line in enumerate(args.commands):
-            result = sim.execute(character, line)
-            if len(args.commands) > 1:
-                print(f"{'' if index == 0 else chr(10)}> {line}")
-            print(result.shown)
-        sim.save()
-    finally:
-        sim.close()
+    import asyncio
+
+    from engine.sim.do import do_commands
+
+    asyncio.run(do_commands(args.world, args.vault, args.as_name, args.commands, os.environ))
 
 
 def run(args: argparse.Namespace) -> None:

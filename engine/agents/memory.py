@@ -1,7 +1,10 @@
-"""A character's memory component: its journal and the bookkeeping around it.
+"""A character's memory component: its journal, its summaries and the bookkeeping
+around them.
 
 Every memory is appended to the journal (flushed at once) before anything else
-happens. Only the tail [boundary, M) is kept in memory.
+happens. Memories [0, b) are covered by the summaries (L covers [0, S.from), S the
+last chunk up to b); only the tail [b, M) is kept in memory, and only it is read
+from the journal on a restart. ``b`` comes from the committed short-term summary.
 """
 
 from __future__ import annotations
@@ -9,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine.memory.record import MemoryKind, MemoryRecord, utc_now
-from engine.memory.status import MemoryStatus
+from engine.memory.status import MemoryStatus, SummaryInfo
 from engine.memory.waterfall import Windows
 from engine.vault.journal import Journal
+from engine.vault.summaries import Summaries, Summary, SummaryStore
 from engine.vault.vault import MemoryState, Vault
 from engine.world.model import Character
 
@@ -24,22 +28,32 @@ class MemoryStream:
         tail: list[MemoryRecord],
         state: MemoryState,
         windows: Windows,
+        summaries: Summaries,
+        store: SummaryStore,
     ) -> None:
         self.character = character
         self.journal = journal
         self.tail = tail
-        self.boundary = min(state.boundary, journal.count)
+        """Memories [b, M), oldest first."""
+        self.summaries = summaries
+        self.store = store
+        self.boundary = min(summaries.boundary, journal.count)
         self.failures = state.failures
         self.last_error = state.last_error
+        self.in_flight = False
         self.windows = windows
 
     @classmethod
     def open(
         cls, vault: Vault, character: Character, windows: Windows, *, warn: Callable[[str], None]
     ) -> MemoryStream:
-        journal, records = Journal.open(vault.journal_path(character.folder), warn=warn)
+        store = vault.summaries(character.folder)
+        summaries = store.load()
+        journal, tail = Journal.open(
+            vault.journal_path(character.folder), warn=warn, start=summaries.boundary
+        )
         state = vault.read_state(character.folder)
-        return cls(character, journal, records[state.boundary :], state, windows)
+        return cls(character, journal, tail, state, windows, summaries, store)
 
     @property
     def count(self) -> int:
@@ -73,10 +87,26 @@ class MemoryStream:
         self.tail.append(memory)
         return memory
 
+    def memories(self, start: int, end: int) -> list[MemoryRecord]:
+        """Memories [start, end), which must lie in the tail [b, M)."""
+        if start < self.boundary or end > self.count:
+            raise ValueError(
+                f"[{start}, {end}) is outside the tail [{self.boundary}, {self.count})"
+            )
+        return self.tail[start - self.boundary : end - self.boundary]
+
+    def commit(self, longterm: Summary | None, recent: Summary) -> None:
+        """Save a compaction (the vault first), then move b to the end of its chunk."""
+        self.store.commit(longterm, recent)
+        self.summaries = Summaries(recent=recent, longterm=longterm)
+        del self.tail[: recent.covers_to - self.boundary]
+        self.boundary = recent.covers_to
+
     def state(self) -> MemoryState:
         return MemoryState(
             memories=self.count,
             boundary=self.boundary,
+            in_flight=self.in_flight,
             failures=self.failures,
             last_error=self.last_error,
         )
@@ -88,6 +118,15 @@ class MemoryStream:
             memories=self.count,
             boundary=self.boundary,
             windows=self.windows,
+            in_flight=self.in_flight,
             failures=self.failures,
             last_error=self.last_error,
+            short_term=summary_info(self.summaries.recent),
+            long_term=summary_info(self.summaries.longterm),
         )
+
+
+def summary_info(summary: Summary | None) -> SummaryInfo | None:
+    if summary is None:
+        return None
+    return SummaryInfo(summary.covers_from, summary.covers_to, len(summary.text), summary.updated)

@@ -52,6 +52,8 @@ class PromptParts:
     """Relevant private notes as (title, text)."""
     knowledge: Sequence[str] = ()
     """Prior-knowledge lines."""
+    backlog: int = 0
+    """Memories older than ``memories`` that no summary covers yet (a compaction backlog)."""
 
 
 _CLOSED = tuple(".!?:;,\"')]")
@@ -219,6 +221,9 @@ def render_prompt(parts: PromptParts, budget_chars: int | None = None) -> str:
     )
     if budget_chars is not None:
         body = _fit(head, body, tail, budget_chars)
+    if parts.backlog > 0:  # said even when over budget: the agent should know
+        waiting = f"({parts.backlog} earlier memories not yet summarized)"
+        body.memories = [waiting, *body.memories]
     return "\n".join(_lines(head, body, tail))
 
 

@@ -43,3 +43,6 @@ class CommandContext(Protocol):
 
     def memory_status(self, character: Character) -> str:
         """``@memory-status`` text for ``character``."""
+
+    def compact_memories(self, character: Character) -> str:
+        """Start compacting ``character``'s memories now; say what will happen."""

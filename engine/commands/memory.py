@@ -9,7 +9,7 @@ from engine.commands.result import Result, done, failed
 from engine.errors import UnsafeNameError
 from engine.vault.notes import Note
 from engine.world.events import EventKind
-from engine.world.model import Role
+from engine.world.model import Character, Role
 
 COMMANDS: list[Command] = []
 _SNIPPET = 160
@@ -119,14 +119,31 @@ def _show(note: Note) -> str:
     args=(Arg("character", ArgKind.CHARACTER, optional=True),),
 )
 def memory_status(ctx: CommandContext, call: Invocation) -> Result:
-    target = ctx.caller
-    if call.args:
-        found = pick_one(ctx.world.find_characters(call.args), call.args, "character", "Try 'who'.")
-        if isinstance(found, Result):
-            return found
-        if found is not ctx.caller and not ctx.caller.role.allows(Role.BUILDER):
-            return failed(
-                "Only builders may look at another character's memory.", "Try: @memory-status"
-            )
-        target = found
-    return done(ctx.memory_status(target))
+    target = _target(ctx, call, "look at", "@memory-status")
+    return target if isinstance(target, Result) else done(ctx.memory_status(target))
+
+
+@command(
+    COMMANDS,
+    "@compact-memories",
+    category="memory",
+    syntax="@compact-memories [character]",
+    help="Summarize your older memories now, all but the newest few (builders: anyone's).",
+    example="@compact-memories",
+    args=(Arg("character", ArgKind.CHARACTER, optional=True),),
+)
+def compact_memories(ctx: CommandContext, call: Invocation) -> Result:
+    target = _target(ctx, call, "compact", "@compact-memories")
+    return target if isinstance(target, Result) else done(ctx.compact_memories(target))
+
+
+def _target(ctx: CommandContext, call: Invocation, verb: str, bare: str) -> Character | Result:
+    """The caller, or (for builders) the character named in the arguments."""
+    if not call.args:
+        return ctx.caller
+    found = pick_one(ctx.world.find_characters(call.args), call.args, "character", "Try 'who'.")
+    if isinstance(found, Result):
+        return found
+    if found is not ctx.caller and not ctx.caller.role.allows(Role.BUILDER):
+        return failed(f"Only builders may {verb} another character's memory.", f"Try: {bare}")
+    return found

@@ -4,6 +4,8 @@
     ScriptedBackend(["look"], fail_first=2)           # two failures, then replies
     ScriptedBackend.from_spec("look;say Hello")       # what `--llm fake:look;say Hello` builds
 
+Turns get the script; summary requests get one fixed first-person summary.
+
 It records every prompt it was given, so tests can check what an agent saw.
 """
 
@@ -16,13 +18,22 @@ from engine.errors import LLMUnavailableError
 from engine.llm.request import Generation, LLMRequest
 
 DEFAULT_SCRIPT = ("look", "say Hello.", "think What a quiet place.")
+DEFAULT_SUMMARY = "I looked around, said hello to whoever was near, and kept my thoughts to myself."
 
 
 class ScriptedBackend:
-    def __init__(self, replies: Sequence[str] = DEFAULT_SCRIPT, *, fail_first: int = 0) -> None:
+    def __init__(
+        self,
+        replies: Sequence[str] = DEFAULT_SCRIPT,
+        *,
+        fail_first: int = 0,
+        summary: str = DEFAULT_SUMMARY,
+    ) -> None:
         if not replies:
             raise ValueError("a scripted backend needs at least one reply")
         self.replies = list(replies)
+        self.summary = summary
+        """What every summarizer or consolidator request gets (the script is for turns)."""
         self.fail_first = fail_first
         self.prompts: list[str] = []
         self.requests: list[LLMRequest] = []
@@ -42,8 +53,11 @@ class ScriptedBackend:
         if self.fail_first > 0:
             self.fail_first -= 1
             raise LLMUnavailableError("scripted failure")
-        text = self.replies[self._next % len(self.replies)]
-        self._next += 1
+        if request.role != "actor":
+            text = self.summary
+        else:
+            text = self.replies[self._next % len(self.replies)]
+            self._next += 1
         return Generation(
             text=text,
             prompt_tokens=len(prompt) // 4,

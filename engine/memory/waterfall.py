@@ -3,11 +3,18 @@ arithmetic on M (memories recorded), b (the boundary) and the windows I and R.
 
 Memories [0, b) are covered by summaries, [b, M) are shown verbatim. A chunk is due
 whenever M - b > I + R; with I = R = 64 that is at M = 129, 193, 257 ...
+
+A chunk is a half-open range of sequence numbers [start, end). Automatic chunks are
+exactly R long and fixed by index (b only moves on a commit, so a failed chunk is the
+same chunk when retried); @compact-memories compacts [b, M - I) in chunks of at most R.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+Chunk = tuple[int, int]
+"""A half-open range of memory sequence numbers [start, end)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,3 +46,36 @@ def next_compaction_at(memories: int, boundary: int, windows: Windows) -> int:
 def verbatim_count(memories: int, boundary: int, windows: Windows) -> int:
     """How many memories the prompt shows word for word (at most I + R in a backlog)."""
     return max(0, min(memories - boundary, windows.span))
+
+
+def backlog(memories: int, boundary: int, windows: Windows) -> int:
+    """Memories past the boundary that the prompt does not show (M - b - (I + R), at least 0)."""
+    return max(0, memories - boundary - windows.span)
+
+
+def due_chunk(memories: int, boundary: int, windows: Windows) -> Chunk | None:
+    """The automatic chunk [b, b + R) when M - b > I + R, else None."""
+    if compaction_due(memories, boundary, windows):
+        return (boundary, boundary + windows.recent)
+    return None
+
+
+def forced_target(memories: int, boundary: int, windows: Windows) -> int | None:
+    """@compact-memories: compact up to M - I (exclusive); None when M - I <= b."""
+    target = memories - windows.immediate
+    return target if target > boundary else None
+
+
+def next_chunk(
+    memories: int, boundary: int, windows: Windows, target: int | None = None
+) -> Chunk | None:
+    """What a compaction worker does next: the automatic due chunk [b, b + R) if there
+    is one; else, with a forced target above b, [b, min(b + R, target)); else None.
+
+    The due chunk wins because a forced target is fixed when the command is given: if
+    the stream has since grown past the trigger, the full chunk covers the target's
+    part too, so a stale target never makes a needlessly short, off-grid chunk."""
+    due = due_chunk(memories, boundary, windows)
+    if due is not None or target is None or target <= boundary:
+        return due
+    return (boundary, min(boundary + windows.recent, target))

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from engine.agents.prompt import PromptParts, char_budget, render_prompt
+from engine.memory.waterfall import verbatim_count
 from engine.vault.notes import Note
 from engine.world.model import Character
 
@@ -46,7 +47,8 @@ def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
     room = world.rooms[character.location]
     others = [c.name for c in world.characters_in(room.id, besides=character)]
     mind = sim.minds[character.id]
-    shown = mind.windows.immediate + mind.windows.recent  # the most a prompt shows verbatim
+    shown = verbatim_count(mind.count, mind.boundary, mind.windows)
+    summaries = mind.summaries
     notes = sim.vault.notes(character.folder).all()
     terms = [*re.findall(r"[A-Za-z0-9']+", room.name), *others]
     return PromptParts(
@@ -56,7 +58,10 @@ def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
         room_description=room.description,
         exits=list(room.exits),
         also_here=others,
-        memories=[memory.text for memory in mind.tail[-shown:]],
+        memories=[memory.text for memory in mind.tail[len(mind.tail) - shown :]],
+        recent_summary=summaries.recent.text if summaries.recent else "",
+        longterm_summary=summaries.longterm.text if summaries.longterm else "",
+        backlog=len(mind.tail) - shown,
         notes=[(note.title, note.body) for note in relevant_notes(notes, terms)],
     )
 

@@ -26,6 +26,7 @@ from engine.agents.thinker import Thinker, Turn
 from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, choose_model
 from engine.llm.dispatcher import Dispatcher
 from engine.llm.metrics import seconds
+from engine.sim.do import summarizer_models
 from engine.sim.prompting import build_prompt
 from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import LLMLink, Simulation
@@ -89,12 +90,14 @@ async def connect(
     """Pick the LLM and models, and check the server has them (exit 3 if not)."""
     choice = choose_llm(options.llm, environ, sim.settings.llm)
     models = agent_models(sim, options.model, environ)
+    summarizers = summarizer_models(sim, options.model, environ)
     dispatcher = build_dispatcher(choice)
     try:
-        await check_endpoints(dispatcher, models.values())
+        await check_endpoints(dispatcher, [*models.values(), *summarizers.values()])
     except BaseException:
         await dispatcher.aclose()
         raise
+    sim.start_compaction(dispatcher, summarizers)
     return dispatcher, models
 
 
@@ -162,6 +165,7 @@ async def run_headless(
                 await scheduler.run(options.turns)
             finally:
                 await scheduler.finish(SHUTDOWN_GRACE)
+                await sim.compactor.drain(SHUTDOWN_GRACE)
                 await dispatcher.aclose(grace=1.0)
                 sim.save()
         print(summary(scheduler, dispatcher, time.perf_counter() - started), file=out, flush=True)

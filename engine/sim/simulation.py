@@ -13,7 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.agents.compactor import Compactor
 from engine.agents.memory import MemoryStream
+from engine.agents.thinker import Generator
 from engine.commands import Invocation, ParsedLine, Registry, Result, default_registry, parse_line
 from engine.commands.helpers import join_names
 from engine.commands.result import failed
@@ -67,6 +69,11 @@ class Simulation:
             c.id: MemoryStream.open(vault, c, self.windows_for(c), warn=warn)
             for c in world.characters.values()
         }
+        self.compactor = Compactor(
+            llm=None, models={}, options=settings.llm.options_for("summarizer"),
+            save_state=self._save_state,
+        )  # fmt: skip
+        """Memory compaction; idle (everything pending) until ``start_compaction``."""
 
     @classmethod
     def open(
@@ -88,6 +95,17 @@ class Simulation:
             lock.release()
             raise
         return sim
+
+    def start_compaction(self, llm: Generator, models: dict[str, str]) -> None:
+        """Compact with ``llm`` from now on (character id -> summarizer model), and
+        start what is already due (a backlog left by an earlier run catches up)."""
+        self.compactor.llm = llm
+        self.compactor.models = models
+        for mind in self.minds.values():
+            self.compactor.poke(mind)
+
+    def _save_state(self, mind: MemoryStream) -> None:
+        self.vault.write_state(mind.character.folder, mind.state())
 
     def windows_for(self, character: Character) -> Windows:
         defaults = self.settings.memory_compaction
@@ -157,7 +175,8 @@ class Simulation:
         failed: bool = False,
     ) -> None:
         others = [c.name for c in self.world.characters_in(character.location, besides=character)]
-        self.minds[character.id].record(
+        mind = self.minds[character.id]
+        mind.record(
             kind,
             text,
             location=character.location,
@@ -166,6 +185,7 @@ class Simulation:
             reason=reason,
             failed=failed,
         )
+        self.compactor.poke(mind)
 
     def announce_thinking(self, character: Character) -> None:
         """The room sees the agent pause to think (ambient: shown, never remembered)."""
@@ -181,10 +201,12 @@ class Simulation:
             for index, observer in enumerate(present):
                 if observer.id != event.actor_id:
                     others = names[:index] + names[index + 1 :]
-                    self.minds[observer.id].record(
+                    mind = self.minds[observer.id]
+                    mind.record(
                         MemoryKind.OBSERVATION, event.text, location=event.room_id,
                         occupants=others, at=at,
                     )  # fmt: skip
+                    self.compactor.poke(mind)
         for listener in self.listeners:
             listener(event)
 
@@ -268,3 +290,6 @@ class _Context:
 
     def memory_status(self, character: Character) -> str:
         return self.sim.minds[character.id].status().render()
+
+    def compact_memories(self, character: Character) -> str:
+        return self.sim.compactor.force(self.sim.minds[character.id])

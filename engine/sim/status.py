@@ -1,13 +1,15 @@
 """``mudsim status``: every character's memory status, read from a vault without its lock.
 
-It reads what the running process last recorded (``memory-state.json``) and counts the
-journal's lines, so it works while another process owns the vault.
+It reads the committed summaries (which fix the boundary), what the running process
+last recorded (``memory-state.json``: in flight, failures) and counts the journal's
+lines, so it works while another process owns the vault.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from engine.agents.memory import summary_info
 from engine.errors import UnknownCharacterError, VaultError
 from engine.memory.status import MemoryStatus
 from engine.memory.waterfall import Windows
@@ -37,16 +39,20 @@ def read_status(vault_dir: Path, agent: str | None = None) -> list[MemoryStatus]
             character.immediate_window or defaults.immediate_window,
             character.recent_window or defaults.recent_window,
         )
+        summaries = vault.summaries(character.folder).load()
+        memories = _count_lines(vault.journal_path(character.folder))
         statuses.append(
             MemoryStatus(
                 name=character.name,
                 type=character.type,
-                memories=_count_lines(vault.journal_path(character.folder)),
-                boundary=state.boundary,
+                memories=memories,
+                boundary=min(summaries.boundary, memories),
                 windows=windows,
                 in_flight=state.in_flight,
                 failures=state.failures,
                 last_error=state.last_error,
+                short_term=summary_info(summaries.recent),
+                long_term=summary_info(summaries.longterm),
             )
         )
     return statuses

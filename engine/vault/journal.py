@@ -81,10 +81,13 @@ class Journal:
         """Held while fsyncing or closing, so the two never meet."""
 
     @classmethod
-    def open(cls, path: Path, *, warn: Callable[[str], None]) -> tuple[Journal, list[MemoryRecord]]:
-        """Read every record (cutting a torn tail) and return the journal ready to append."""
-        records = read_records(path, warn=warn, repair=True)
-        return cls(path, len(records)), records
+    def open(
+        cls, path: Path, *, warn: Callable[[str], None], start: int = 0
+    ) -> tuple[Journal, list[MemoryRecord]]:
+        """Count the records, read those from ``start`` on (cutting a torn tail), and
+        return the journal ready to append."""
+        count, records = read_tail(path, start, warn=warn, repair=True)
+        return cls(path, count), records
 
     def append(self, record: MemoryRecord) -> None:
         if record.seq != self.count:
@@ -124,38 +127,46 @@ class Journal:
 def read_records(
     path: Path, *, warn: Callable[[str], None], repair: bool = False
 ) -> list[MemoryRecord]:
-    """All records of the journal at ``path`` (none if it does not exist).
+    """All records of the journal at ``path`` (none if it does not exist)."""
+    return read_tail(path, 0, warn=warn, repair=repair)[1]
 
-    A torn last line is reported through ``warn`` and, with ``repair``, cut from the file.
+
+def read_tail(
+    path: Path, start: int, *, warn: Callable[[str], None], repair: bool = False
+) -> tuple[int, list[MemoryRecord]]:
+    """(M, the records from ``start`` on) of the journal at ``path``.
+
+    Lines before ``start`` are only counted, not parsed: a restart reads the tail
+    [b, M) that the prompt and the next compactions need. A torn last line is
+    reported through ``warn`` and, with ``repair``, cut from the file.
     """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return []
+        return 0, []
     except OSError as exc:
         raise VaultError(f"cannot read {path}: {exc}") from exc
     lines = data.split(b"\n")
     tail = lines.pop()  # after the last newline: b"" when the file ends cleanly
+    if not tail and lines and _is_torn(lines[-1]):
+        tail = lines.pop()  # a last line that is not even JSON was cut short
     records: list[MemoryRecord] = []
-    for index, line in enumerate(lines):
+    for index in range(min(start, len(lines)), len(lines)):
         try:
-            record = MemoryRecord.from_json(line)
+            record = MemoryRecord.from_json(lines[index])
         except ValidationError as exc:
-            if index == len(lines) - 1 and not tail and _is_torn(line):
-                tail = line
-                break
             raise VaultError(f"{path}, line {index + 1}: not a valid memory record") from exc
         if record.seq != index:
             raise VaultError(f"{path}, line {index + 1}: seq is {record.seq}, expected {index}")
         records.append(record)
     if tail:
-        kept = sum(len(line) + 1 for line in lines[: len(records)])
+        kept = sum(len(line) + 1 for line in lines)
         warn(f"{path}: cut off a torn last line ({len(tail)} bytes) left by an interrupted write")
         if repair:
             with open(path, "r+b") as handle:
                 handle.truncate(kept)
                 os.fsync(handle.fileno())
-    return records
+    return len(lines), records
 
 
 def _is_torn(line: bytes) -> bool:

@@ -6,6 +6,7 @@
     <root>/agents/<Name>/memories.jsonl its append-only memory journal
     <root>/agents/<Name>/memory-state.json  what the running process last knew
     <root>/agents/<Name>/notes/*.md     its notes
+    <root>/agents/<Name>/summaries/     its short- and long-term summaries, and their history
     <root>/.lock                        held by the one process that owns the vault
 
 Reading (``status``) needs no lock; anything that writes must hold it.
@@ -24,6 +25,7 @@ from engine.vault import config_files, world_store
 from engine.vault.files import atomic_write_json, read_json
 from engine.vault.lock import VaultLock
 from engine.vault.notes import NoteStore
+from engine.vault.summaries import SummaryStore
 from engine.world.world import World
 
 
@@ -84,6 +86,9 @@ class Vault:
         if store is None:
             store = self._notes[folder] = NoteStore(self.agent_dir(folder) / "notes")
         return store
+
+    def summaries(self, folder: str) -> SummaryStore:
+        return SummaryStore(self.agent_dir(folder) / "summaries")
 
     def read_state(self, folder: str) -> MemoryState:
         path = self.agent_dir(folder) / "memory-state.json"

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.memory.status import MemoryStatus
-from engine.memory.waterfall import Windows, compaction_due, next_compaction_at, verbatim_count
+from engine.memory.waterfall import (
+    Chunk,
+    Windows,
+    backlog,
+    compaction_due,
+    due_chunk,
+    forced_target,
+    next_chunk,
+    next_compaction_at,
+    verbatim_count,
+)
 
 
 def _firing_counts(w: Windows, up_to: int) -> list[int]:
@@ -79,3 +91,208 @@ def test_status_json_has_the_contract_keys_and_nulls_for_missing_summaries() -> 
         "short_term": None, "long_term": None,
     }  # fmt: skip
     assert "next compaction at: 130 memories" in status.render()
+
+
+# --- chunk selection ------------------------------------------------------------------
+
+
+def _next_chunk_firings(w: Windows, up_to: int) -> list[int]:
+    """Like _firing_counts, but through next_chunk: every chunk commits at once."""
+    fired, boundary = [], 0
+    for m in range(1, up_to + 1):
+        while (chunk := next_chunk(m, boundary, w)) is not None:
+            assert chunk == (boundary, boundary + w.recent)
+            fired.append(m)
+            boundary = chunk[1]
+    return fired
+
+
+def test_next_chunk_with_default_windows_fires_at_129_193_257() -> None:
+    assert _next_chunk_firings(Windows(), 257) == [129, 193, 257]
+
+
+@given(st.integers(1, 30), st.integers(1, 30))
+def test_next_chunk_triggers_are_at_i_plus_r_plus_1_plus_k_r(immediate: int, recent: int) -> None:
+    fired = _next_chunk_firings(Windows(immediate, recent), 10 * (immediate + recent))
+    assert fired == [immediate + recent + 1 + k * recent for k in range(len(fired))]
+    assert len(fired) >= 8
+
+
+def test_due_chunk_is_the_next_r_memories_once_the_tail_passes_i_plus_r() -> None:
+    w = Windows(64, 64)
+    assert due_chunk(128, 0, w) is None
+    assert due_chunk(129, 0, w) == (0, 64)
+    assert due_chunk(300, 64, w) == (64, 128)
+
+
+def test_forced_target_is_m_minus_i_or_none_when_nothing_to_compact() -> None:
+    w = Windows(64, 64)
+    assert forced_target(100, 0, w) == 36
+    assert forced_target(64, 0, w) is None
+    assert forced_target(100, 36, w) is None
+    assert forced_target(101, 36, w) == 37
+
+
+def test_next_chunk_with_a_small_forced_target_is_shorter_than_r() -> None:
+    w = Windows(64, 64)
+    assert next_chunk(100, 0, w, 36) == (0, 36)
+    assert next_chunk(100, 36, w, 36) is None
+    assert next_chunk(100, 0, w) is None
+
+
+def test_next_chunk_walks_a_forced_target_in_chunks_of_at_most_r() -> None:
+    w = Windows(64, 64)
+    memories = 150 + w.immediate
+    assert forced_target(memories, 0, w) == 150
+    chunks, boundary = [], 0
+    while (chunk := next_chunk(memories, boundary, w, 150)) is not None:
+        chunks.append(chunk)
+        boundary = chunk[1]
+    assert chunks == [(0, 64), (64, 128), (128, 150)]
+
+
+def test_a_forced_chunk_is_never_longer_than_r() -> None:
+    """Unreachable through forced_target (a target past b + R means a chunk is due),
+    but next_chunk caps whatever target it is given."""
+    assert next_chunk(128, 0, Windows(64, 64), 100) == (0, 64)
+
+
+def test_a_stale_forced_target_never_shortens_a_due_chunk() -> None:
+    """The target was fixed when @compact-memories was given; the stream grew since."""
+    w = Windows(64, 64)
+    assert next_chunk(200, 64, w, 66) == (64, 128)
+    assert next_chunk(150, 64, w, 66) == (64, 66)
+
+
+def test_backlog_counts_what_the_prompt_does_not_show() -> None:
+    w = Windows(64, 64)
+    assert backlog(128, 0, w) == 0
+    assert backlog(300, 0, w) == 172
+    assert verbatim_count(300, 0, w) == 128
+
+
+@given(st.integers(1, 50), st.integers(1, 50), st.integers(0, 5000), st.integers(0, 5000))
+def test_backlog_and_verbatim_add_up_to_the_uncovered_tail(
+    immediate: int, recent: int, memories: int, boundary: int
+) -> None:
+    w = Windows(immediate, recent)
+    boundary = min(boundary, memories)
+    assert backlog(memories, boundary, w) >= 0
+    assert backlog(memories, boundary, w) + verbatim_count(memories, boundary, w) == (
+        memories - boundary
+    )
+
+
+@dataclass
+class _Stream:
+    """A tiny model of one agent's stream and its compaction worker: one chunk in flight
+    at most; an idle worker takes the failed chunk again, or else next_chunk."""
+
+    windows: Windows
+    memories: int = 0
+    boundary: int = 0
+    target: int | None = None
+    in_flight: Chunk | None = None
+    retry: Chunk | None = None
+    committed: list[Chunk] = field(default_factory=list)
+
+    def append(self, count: int) -> None:
+        self.memories += count
+
+    def commit(self) -> None:
+        if self.in_flight is not None:
+            self.committed.append(self.in_flight)
+            self.boundary = self.in_flight[1]
+            self.in_flight = None
+
+    def fail(self) -> None:
+        self.retry, self.in_flight = self.in_flight, None
+
+    def force(self) -> None:
+        target = forced_target(self.memories, self.boundary, self.windows)
+        if target is not None:
+            assert target > self.boundary
+            self.target = max(target, self.target or 0)
+
+    def work(self) -> None:
+        """An idle worker picks its next chunk and checks it against the rule."""
+        if self.in_flight is not None:
+            return
+        m, b, w = self.memories, self.boundary, self.windows
+        if self.retry is not None:
+            chunk, self.retry = self.retry, None
+            assert chunk[0] == b, "a failure leaves the boundary where it was"
+            if len(range(*chunk)) == w.recent:
+                assert next_chunk(m, b, w, self.target) == chunk, "the schedule drifted"
+        else:
+            picked = next_chunk(m, b, w, self.target)
+            if picked is None:
+                assert not compaction_due(m, b, w)
+                assert self.target is None or self.target <= b
+                return
+            chunk = picked
+        start, end = chunk
+        assert start == b
+        assert end <= m - w.immediate, "a chunk never takes the immediate window"
+        if due_chunk(m, b, w) == chunk:
+            assert end - start == w.recent
+        else:
+            assert self.target is not None
+            assert 1 <= end - start <= w.recent
+            assert end <= self.target
+        self.in_flight = chunk
+
+    def check(self) -> None:
+        m, b, w = self.memories, self.boundary, self.windows
+        assert 0 <= b <= m
+        assert b == 0 or b <= m - w.immediate
+        assert backlog(m, b, w) + verbatim_count(m, b, w) == m - b
+        ends = [0] + [end for _, end in self.committed]
+        assert [start for start, _ in self.committed] == ends[:-1], "a gap or an overlap"
+        assert ends[-1] == b, "committed ranges are exactly [0, b)"
+        assert all(start < end for start, end in self.committed)
+
+
+_OPS = st.one_of(
+    st.tuples(st.just("append"), st.integers(1, 50)),
+    st.tuples(st.sampled_from(["commit", "commit", "fail", "force"]), st.just(0)),
+)
+
+
+@settings(max_examples=300)
+@given(st.integers(1, 30), st.integers(1, 30), st.lists(_OPS, max_size=80))
+def test_compaction_rule_under_appends_commits_failures_and_forcing(
+    immediate: int, recent: int, ops: list[tuple[str, int]]
+) -> None:
+    stream = _Stream(Windows(immediate, recent))
+    for op, count in ops:
+        if op == "append":
+            stream.append(count)
+        else:
+            getattr(stream, op)()
+        stream.work()
+        stream.check()
+    while stream.in_flight is not None:  # drain: the LLM comes back and everything commits
+        stream.commit()
+        stream.work()
+        stream.check()
+    assert not compaction_due(stream.memories, stream.boundary, stream.windows)
+    assert backlog(stream.memories, stream.boundary, stream.windows) == 0
+    if stream.target is not None:
+        assert stream.boundary >= stream.target
+
+
+@given(st.integers(1, 30), st.integers(1, 30), st.integers(0, 400))
+def test_forcing_then_draining_leaves_exactly_the_immediate_window(
+    immediate: int, recent: int, memories: int
+) -> None:
+    w = Windows(immediate, recent)
+    stream = _Stream(w, memories=memories)
+    stream.force()
+    stream.work()
+    while stream.in_flight is not None:
+        stream.commit()
+        stream.work()
+        stream.check()
+    assert stream.boundary == max(0, memories - immediate)
+    assert verbatim_count(memories, stream.boundary, w) == min(memories, immediate)

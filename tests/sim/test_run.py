@@ -176,3 +176,46 @@ def test_ctrl_c_stops_gracefully_and_saves(stub: StubOllama, tmp_path: Path) -> 
     state = json.loads((vault / "agents" / "Eliza" / "memory-state.json").read_text())
     assert state["memories"] >= 0
     assert (vault / "world" / "world.yaml").exists()
+
+
+LONELY = """\
+name: Lonely
+rooms:
+  - {id: cell, name: The Cell, description: Four walls and a window.}
+characters:
+  - {name: Hermit, type: agent, location: cell, profile: A patient thinker.}
+"""
+
+
+def _history(vault: Path) -> list[tuple[int, int]]:
+    from engine.vault.summaries import SummaryStore
+
+    store = SummaryStore(vault / "agents" / "Hermit" / "summaries")
+    return [(s.covers_from, s.covers_to) for _, s in store.history()]
+
+
+def test_300_turns_alone_leave_the_waterfall_of_the_contract(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world, vault = tmp_path / "lonely.yaml", tmp_path / "vault"
+    world.write_text(LONELY, encoding="utf-8")
+    flags = [str(world), "--vault", str(vault), "--headless", "--llm", "fake:think A;think B"]
+    code, out, err = _run(capsys, *flags, "--turns", "300")
+    assert code == 0, err
+    assert "300 turns" in out
+    assert _history(vault) == [(0, 64), (64, 128), (128, 192)]
+    assert main(["status", "--vault", str(vault), "--json"]) == 0
+    hermit = json.loads(capsys.readouterr().out)["agents"][0]
+    assert {k: hermit[k] for k in ("memories", "boundary", "verbatim", "next_compaction_at", "in_flight")} == {
+        "memories": 300, "boundary": 192, "verbatim": 108, "next_compaction_at": 321, "in_flight": False,
+    }  # fmt: skip
+    assert (hermit["short_term"]["covers_from"], hermit["short_term"]["covers_to"]) == (128, 192)
+    assert (hermit["long_term"]["covers_from"], hermit["long_term"]["covers_to"]) == (0, 128)
+
+    code, out, err = _run(capsys, *flags, "--turns", "100")  # a restart continues the schedule
+    assert code == 0, err
+    assert _history(vault) == [(0, 64), (64, 128), (128, 192), (192, 256), (256, 320)]
+    assert main(["status", "--vault", str(vault), "--json"]) == 0
+    hermit = json.loads(capsys.readouterr().out)["agents"][0]
+    assert (hermit["memories"], hermit["boundary"], hermit["next_compaction_at"]) == (400, 320, 449)
+    assert hermit["long_term"]["covers_to"] == 256

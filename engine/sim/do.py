@@ -1,0 +1,81 @@
+"""``mudsim do``: run commands as one character against the saved world, print each
+result, wait (bounded) for the memory compactions they started, save.
+
+Compaction uses the LLM the settings name (``MUDSIM_LLM_URL``, ``config/llm.md``, else
+``http://localhost:11434``) with a single attempt per chunk: ``do`` never fails
+because that LLM is out of reach, the compaction simply stays pending for the next run.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from engine.errors import MudsimError
+from engine.llm.connect import build_dispatcher, choose_llm, choose_model
+from engine.llm.dispatcher import Dispatcher, RetryPolicy
+from engine.memory.waterfall import compaction_due
+from engine.sim.simulation import Simulation
+
+SETTLE_TIMEOUT = 30.0
+"""Seconds ``do`` waits for compactions it started."""
+
+
+def summarizer_models(
+    sim: Simulation, flag: str | None, environ: Mapping[str, str]
+) -> dict[str, str]:
+    """Character id -> the model its summaries use (players compact too)."""
+    config = sim.settings.llm
+    return {
+        c.id: choose_model(flag, environ, config, character_model=c.model, role="summarizer")
+        for c in sim.world.characters.values()
+    }
+
+
+def compaction_llm(sim: Simulation, environ: Mapping[str, str]) -> Dispatcher | None:
+    try:
+        choice = choose_llm(None, environ, sim.settings.llm)
+    except MudsimError as exc:
+        print(f"mudsim: warning: memory compaction is off: {exc}", file=sys.stderr)
+        return None
+    return build_dispatcher(choice, retry=RetryPolicy(attempts=1, deadline=SETTLE_TIMEOUT))
+
+
+async def do_commands(
+    world: Path,
+    vault: Path,
+    as_name: str | None,
+    commands: Sequence[str],
+    environ: Mapping[str, str],
+    out: TextIO | None = None,
+) -> None:
+    out = out or sys.stdout
+    sim = Simulation.open(vault, world)
+    dispatcher: Dispatcher | None = None
+    try:
+        character = sim.character(as_name)
+        dispatcher = compaction_llm(sim, environ)
+        if dispatcher is not None:
+            sim.compactor.retry = False
+            sim.start_compaction(dispatcher, summarizer_models(sim, None, environ))
+        for index, line in enumerate(commands):
+            result = sim.execute(character, line)
+            if len(commands) > 1:
+                print(f"{'' if index == 0 else chr(10)}> {line}", file=out)
+            print(result.shown, file=out)
+        await sim.compactor.settle(SETTLE_TIMEOUT)
+        pending = [m.character.name for m in sim.minds.values()
+                   if compaction_due(m.count, m.boundary, m.windows)]  # fmt: skip
+        if pending and dispatcher is not None:
+            print(
+                f"mudsim: memory compaction pending for {', '.join(pending)} "
+                f"({sim.compactor.last_failure or 'not finished in time'}); it continues next run",
+                file=sys.stderr,
+            )
+        sim.save()
+    finally:
+        if dispatcher is not None:
+            await dispatcher.aclose(grace=0)
+        sim.close()

@@ -1,0 +1,244 @@
+"""One character's summaries: ``agents/<Name>/summaries/``.
+
+``recent.md`` holds the short-term summary S, ``longterm.md`` the long-term summary L,
+and every compaction leaves a copy of its S as ``recent-YYYYMMDD-HHMMSS.md`` (UTC; a
+same-second name taken by another range gets ``-2``, ``-3`` ...). Each file is YAML
+front matter (``summary_type``, ``covers_from``, ``covers_to``, ``memory_count``,
+``updated``; memory seq ranges are half-open) and a markdown body: a heading, a blank
+line, the text. A person may edit them; a file that does not read back raises
+``VaultError`` naming it.
+
+The commit protocol (``SummaryStore.commit``), every write atomic:
+
+1. Write the history file for S's range. A redo of an interrupted commit overwrites
+   the history file that attempt wrote (found among the newest few by name, since a
+   redo only concerns the latest commit), so one range never has two history files.
+2. Write ``longterm.md`` (when L changes).
+3. Write ``recent.md`` last: it is the commit point, and the boundary b is its
+   ``covers_to``.
+
+A crash before step 3 leaves ``recent.md`` at the old S, so b is unchanged and the
+caller redoes the compaction. If step 2 happened, ``longterm.md`` already covers
+[0, old b): L has absorbed S. ``Summaries.merge_needed`` is False then
+(``longterm.covers_to >= recent.covers_to``) and the redo skips the merge.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from engine.errors import VaultError
+from engine.vault.files import read_front_matter, write_front_matter
+
+SummaryType = Literal["recent", "longterm"]
+
+RECENT_FILE: Final = "recent.md"
+LONGTERM_FILE: Final = "longterm.md"
+HEADINGS: Final[dict[SummaryType, str]] = {
+    "recent": "# Short-term summary",
+    "longterm": "# Long-term summary",
+}
+HISTORY_LOOKBACK: Final = 3
+"""How many of the newest history files (by name) a commit reads to find a redo's."""
+
+_HISTORY_NAME = re.compile(r"^recent-(\d{8}-\d{6})(?:-(\d+))?\.md$")
+_INT_FIELDS: Final = ("covers_from", "covers_to", "memory_count")
+
+
+@dataclass(frozen=True)
+class Summary:
+    text: str
+    covers_from: int
+    """Memory seq range covered, half-open: [covers_from, covers_to)."""
+    covers_to: int
+    memory_count: int
+    """M, the memories recorded, at commit time."""
+    updated: str
+    """UTC, ISO 8601 with a ``Z`` (``engine.memory.record.utc_now()``)."""
+
+
+@dataclass(frozen=True)
+class Summaries:
+    recent: Summary | None
+    """S, from ``recent.md``."""
+    longterm: Summary | None
+    """L, from ``longterm.md``."""
+
+    @property
+    def boundary(self) -> int:
+        """b: memories [0, b) are covered by summaries."""
+        if self.recent is not None:
+            return self.recent.covers_to
+        return self.longterm.covers_to if self.longterm is not None else 0
+
+    def merge_needed(self) -> bool:
+        """Whether the next compaction must fold S into L first (False when a commit
+        wrote L but crashed before ``recent.md``: L already includes S)."""
+        if self.recent is None:
+            return False
+        return self.longterm is None or self.longterm.covers_to < self.recent.covers_to
+
+
+class SummaryStore:
+    """One character's summaries folder (``.../agents/<Name>/summaries``)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @property
+    def recent_path(self) -> Path:
+        return self.folder / RECENT_FILE
+
+    @property
+    def longterm_path(self) -> Path:
+        return self.folder / LONGTERM_FILE
+
+    def load(self) -> Summaries:
+        return Summaries(
+            recent=_read_if_exists(self.recent_path, "recent"),
+            longterm=_read_if_exists(self.longterm_path, "longterm"),
+        )
+
+    def commit(
+        self, longterm: Summary | None, recent: Summary, *, now: datetime | None = None
+    ) -> Path:
+        """Commit a compaction (see the module docstring); ``longterm=None`` leaves
+        ``longterm.md`` as it is. Returns the history file written."""
+        _check_commit(longterm, recent)
+        history = self._history_path_for(recent, now or datetime.now(UTC))
+        _write(history, recent, "recent")
+        if longterm is not None:
+            _write(self.longterm_path, longterm, "longterm")
+        _write(self.recent_path, recent, "recent")
+        return history
+
+    def history(self) -> list[tuple[Path, Summary]]:
+        """Every history file, ordered by ``covers_to`` (not by name)."""
+        entries = [(path, _read(path, "recent")) for path in self._history_files()]
+        entries.sort(key=lambda e: (e[1].covers_to, e[1].covers_from, _name_key(e[0])))
+        return entries
+
+    def _history_files(self) -> list[Path]:
+        """History files, oldest name first (``-2`` after the unsuffixed name)."""
+        return sorted(self.folder.glob("recent-*.md"), key=_name_key)
+
+    def _history_path_for(self, recent: Summary, now: datetime) -> Path:
+        """An earlier attempt's file for this commit, else a new name for ``now``."""
+        for path in self._history_files()[-HISTORY_LOOKBACK:]:
+            if _same_attempt(_read(path, "recent"), recent):
+                return path
+        base = f"recent-{_utc(now):%Y%m%d-%H%M%S}"
+        suffix = 1
+        while True:
+            path = self.folder / (f"{base}.md" if suffix == 1 else f"{base}-{suffix}.md")
+            if not path.exists() or _same_attempt(_read(path, "recent"), recent):
+                return path
+            suffix += 1
+
+
+def _same_attempt(existing: Summary, recent: Summary) -> bool:
+    """A history file starting where ``recent`` starts was written by an interrupted
+    attempt at this same commit: committed ones all start before the boundary."""
+    return existing.covers_from == recent.covers_from
+
+
+def _name_key(path: Path) -> tuple[str, int, str]:
+    match = _HISTORY_NAME.match(path.name)
+    if match is None:
+        return ("", 0, path.name)  # a hand-made name: oldest
+    return (match[1], int(match[2] or 1), path.name)
+
+
+def _utc(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    return moment.astimezone(UTC)
+
+
+def _check_commit(longterm: Summary | None, recent: Summary) -> None:
+    _check_summary(recent, "recent")
+    if longterm is None:
+        return
+    _check_summary(longterm, "longterm")
+    if longterm.covers_from != 0 or longterm.covers_to != recent.covers_from:
+        raise ValueError(
+            f"longterm must cover [0, {recent.covers_from}), "
+            f"not [{longterm.covers_from}, {longterm.covers_to})"
+        )
+
+
+def _check_summary(summary: Summary, kind: SummaryType) -> None:
+    if not 0 <= summary.covers_from < summary.covers_to <= summary.memory_count:
+        raise ValueError(
+            f"{kind} covers [{summary.covers_from}, {summary.covers_to}) of "
+            f"{summary.memory_count} memories: need 0 <= from < to <= memory_count"
+        )
+    if not summary.text.strip():
+        raise ValueError(f"{kind} summary text is empty")
+
+
+def _write(path: Path, summary: Summary, kind: SummaryType) -> None:
+    meta = {
+        "summary_type": kind,
+        "covers_from": summary.covers_from,
+        "covers_to": summary.covers_to,
+        "memory_count": summary.memory_count,
+        "updated": summary.updated,
+    }
+    write_front_matter(path, meta, f"{HEADINGS[kind]}\n\n{summary.text.strip()}")
+
+
+def _read_if_exists(path: Path, kind: SummaryType) -> Summary | None:
+    return _read(path, kind) if path.exists() else None
+
+
+def _read(path: Path, kind: SummaryType) -> Summary:
+    meta, body = read_front_matter(path)
+    found = meta.get("summary_type")
+    if found is None:
+        raise VaultError(f"{path}: missing summary_type")
+    if found != kind:
+        raise VaultError(f"{path}: summary_type must be {kind!r}, not {found!r}")
+    numbers = [_int_field(path, meta, key) for key in _INT_FIELDS]
+    covers_from, covers_to, memory_count = numbers
+    if not 0 <= covers_from <= covers_to <= memory_count:
+        raise VaultError(
+            f"{path}: need 0 <= covers_from <= covers_to <= memory_count, "
+            f"got {covers_from}, {covers_to}, {memory_count}"
+        )
+    return Summary(
+        text=_strip_heading(body, HEADINGS[kind]),
+        covers_from=covers_from,
+        covers_to=covers_to,
+        memory_count=memory_count,
+        updated=_updated_field(path, meta),
+    )
+
+
+def _int_field(path: Path, meta: dict[str, Any], key: str) -> int:
+    value = meta.get(key)
+    if value is None:
+        raise VaultError(f"{path}: missing {key}")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise VaultError(f"{path}: {key} must be an integer, not {value!r}")
+    return value
+
+
+def _updated_field(path: Path, meta: dict[str, Any]) -> str:
+    """A string; an unquoted timestamp (YAML reads it as a datetime) is accepted too."""
+    value = meta.get("updated")
+    if isinstance(value, datetime):
+        moment = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return moment.isoformat(timespec="microseconds")[:-6] + "Z"
+    if not isinstance(value, str) or not value.strip():
+        raise VaultError(f"{path}: updated must be a UTC timestamp, not {value!r}")
+    return value
+
+
+def _strip_heading(body: str, heading: str) -> str:
+    first, _, rest = body.partition("\n")
+    return rest.strip() if first.strip() == heading else body.strip()
