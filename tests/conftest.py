@@ -12,6 +12,14 @@ from helpers import FIXTURE_WORLD
 from engine.sim.simulation import Simulation
 
 
+@pytest.fixture(autouse=True)
+def no_real_llm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never reach a real model: unless a test says otherwise, the LLM is the
+    discard port on 127.0.0.1, where nothing listens (subprocesses inherit this)."""
+    monkeypatch.setenv("MUDSIM_LLM_URL", "http://127.0.0.1:9")
+    monkeypatch.delenv("MUDSIM_MODEL", raising=False)
+
+
 @pytest.fixture
 def world_file(tmp_path: Path) -> Path:
     path = tmp_path / "fixture.yaml"

@@ -118,6 +118,39 @@ def test_moving_persists_between_calls_and_agents_remember_it(
     assert "Pat" in arrivals[0]["occupants"]
 
 
+def test_do_waits_for_the_compaction_it_started(
+    world_file: Path,
+    vault_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MUDSIM_LLM_URL", "fake:")
+    thoughts = [f"think Thought {n}." for n in range(9)]  # Bo's windows are 4/4: M = 9 fires
+    code, _, err = cli(capsys, "do", world_file, "--vault", vault_dir, "--as", "Bo", *thoughts)
+    assert code == 0, err
+    assert err == ""
+    recent = vault_dir / "agents" / "Bo" / "summaries" / "recent.md"
+    assert "covers_to: 4" in recent.read_text()
+    (bo,) = status_json(capsys, vault_dir, "--agent", "Bo")
+    assert (bo["memories"], bo["boundary"], bo["in_flight"]) == (9, 4, False)
+    assert bo["short_term"]["covers_from"] == 0
+
+
+def test_do_leaves_compaction_pending_when_the_llm_is_out_of_reach(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    thoughts = [f"think Thought {n}." for n in range(9)]
+    code, _, err = cli(capsys, "do", world_file, "--vault", vault_dir, "--as", "Bo", *thoughts)
+    assert code == 0
+    assert err.startswith(
+        "mudsim: memory compaction pending for Bo (cannot reach http://127.0.0.1:9"
+    )
+    assert err.endswith("it continues next run\n")
+    (bo,) = status_json(capsys, vault_dir, "--agent", "Bo")
+    assert (bo["memories"], bo["boundary"], bo["failures"]) == (9, 0, 1)
+    assert bo["next_compaction_at"] == 9  # a backlog: due now
+
+
 def test_do_acts_as_another_character_with_as(
     world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -15,6 +15,7 @@ from engine.memory.record import MemoryKind, MemoryRecord, utc_now
 from engine.memory.status import MemoryStatus, SummaryInfo
 from engine.memory.waterfall import Windows
 from engine.vault.journal import Journal
+from engine.vault.miniworld_import import read_miniworld_memories
 from engine.vault.summaries import Summaries, Summary, SummaryStore
 from engine.vault.vault import MemoryState, Vault
 from engine.world.model import Character
@@ -53,7 +54,14 @@ class MemoryStream:
             vault.journal_path(character.folder), warn=warn, start=summaries.boundary
         )
         state = vault.read_state(character.folder)
-        return cls(character, journal, tail, state, windows, summaries, store)
+        stream = cls(character, journal, tail, state, windows, summaries, store)
+        if journal.count == 0:
+            folder = vault.agent_dir(character.folder) / "memories"
+            for memory in read_miniworld_memories(folder):
+                stream.record(
+                    MemoryKind.IMPORTED, memory.text, location=None, occupants=[], at=memory.at
+                )
+        return stream
 
     @property
     def count(self) -> int:

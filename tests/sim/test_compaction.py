@@ -247,3 +247,71 @@ async def test_a_backlog_found_on_load_catches_up(vault_dir: Path, world_file: P
         assert again.minds["bo"].boundary == 12
     finally:
         again.close()
+
+
+async def test_miniworld_memory_files_are_imported_then_caught_up(
+    vault_dir: Path, world_file: Path
+) -> None:
+    Simulation.open(vault_dir, world_file).close()  # seed; Bo has no memories yet
+    folder = vault_dir / "agents" / "Bo" / "memories"
+    folder.mkdir(parents=True)
+    for n in reversed(range(20)):  # written out of order: the file name decides
+        (folder / f"20250101-1000{n:02d}-memory.md").write_text(
+            f"---\ntimestamp: 2025-01-01T10:00:{n:02d}Z\ntype: memory\n---\n# Memory\n\nOld memory {n}.\n"
+        )
+    sim = Simulation.open(vault_dir, world_file)
+    try:
+        bo = sim.minds["bo"]
+        assert [m.text for m in bo.tail][:3] == ["Old memory 0.", "Old memory 1.", "Old memory 2."]
+        assert {m.kind.value for m in bo.tail} == {"imported"}
+        assert bo.tail[0].at == "2025-01-01T10:00:00.000000Z"
+        _start(sim, Summarizer())
+        await sim.compactor.settle(5)
+        assert bo.boundary == 12  # chunk by chunk, in the background
+    finally:
+        sim.close()
+    again = Simulation.open(vault_dir, world_file)
+    try:
+        assert again.minds["bo"].count == 20  # imported once
+    finally:
+        again.close()
+
+
+async def test_a_crash_before_the_commit_point_is_redone_once(
+    vault_dir: Path, world_file: Path
+) -> None:
+    from engine.vault.summaries import Summary, SummaryStore
+
+    sim = Simulation.open(vault_dir, world_file)
+    _start(sim, Summarizer())
+    await _bo_does(sim, 16)
+    await sim.compactor.settle(5)
+    assert sim.minds["bo"].boundary == 8
+    sim.save()
+    sim.close()
+    # A crash in the middle of compacting [8, 12): the history file and L are written,
+    # recent.md (the commit point) is not.
+    store = SummaryStore(_summaries(vault_dir))
+    before = store.load()
+    assert before.recent is not None
+    committed = store.recent_path.read_bytes()
+    merged = Summary("L after the merge.", 0, 8, 16, "2026-01-01T00:00:00.000000Z")
+    store.commit(merged, Summary("Half-done S.", 8, 12, 16, "2026-01-01T00:00:00.000000Z"))
+    store.recent_path.write_bytes(committed)
+
+    again = Simulation.open(vault_dir, world_file)
+    try:
+        bo = again.minds["bo"]
+        assert bo.boundary == 8  # consistent: the interrupted compaction is simply redone
+        llm = Summarizer()
+        _start(again, llm)
+        await _bo_does(again, 1)  # M = 17: [8, 12) is due again
+        await again.compactor.settle(5)
+        assert [p.splitlines()[-1] for p in llm.prompts] == ["SUMMARY:"]  # L already holds S
+        assert bo.boundary == 12
+        assert bo.summaries.longterm is not None
+        assert bo.summaries.longterm.text == "L after the merge."
+        ranges = [(s.covers_from, s.covers_to) for _, s in store.history()]
+        assert ranges == [(0, 4), (4, 8), (8, 12)]  # one file per range, never two
+    finally:
+        again.close()
