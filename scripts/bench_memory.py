@@ -1,0 +1,157 @@
+"""Benchmarks of memory at scale (run by ``bench.py memory``): prompt size as memories
+grow, the cost of one append as M grows, and resuming a big vault."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench_common import REPEATS
+
+from engine.llm.fake import ScriptedBackend
+from engine.memory.record import MemoryKind, MemoryRecord, utc_now
+from engine.memory.waterfall import Windows
+from engine.sim.prompting import build_prompt
+from engine.sim.simulation import Simulation
+from engine.vault.summaries import Summary, SummaryStore
+
+ONE_AGENT = """\
+name: Memory bench
+rooms:
+  - {id: cell, name: The Cell, description: Four walls and a window.}
+characters:
+  - {name: Hermit, type: agent, location: cell, profile: A patient thinker.}
+"""
+
+
+async def _grow(sim: Simulation, upto: int, sizes: dict[int, int], marks: set[int]) -> None:
+    hermit = sim.character("Hermit")
+    mind = sim.minds[hermit.id]
+    while mind.count < upto:
+        sim.execute(hermit, f"think Thought number {mind.count}, about the window and the light.")
+        if mind.count % 16 == 0:
+            await asyncio.sleep(0)  # let the compaction worker run
+        if mind.count in marks:
+            await sim.compactor.settle(30)
+            sizes[mind.count] = len(build_prompt(sim, hermit))
+
+
+async def _prompt_sizes(folder: Path) -> dict[int, int]:
+    world = folder / "one.yaml"
+    world.write_text(ONE_AGENT, encoding="utf-8")
+    sim = Simulation.open(folder / "vault", world)
+    try:
+        sim.start_compaction(ScriptedBackend(), {"hermit": "bench"})
+        sizes: dict[int, int] = {}
+        await _grow(sim, 10_000, sizes, {200, 1_000, 1_032, 9_992, 10_000})
+        return sizes
+    finally:
+        sim.close()
+
+
+async def _append_costs(folder: Path) -> dict[int, float]:
+    """Microseconds per memory (record + the compaction check) around M = 1k and 10k."""
+    world = folder / "one.yaml"
+    world.write_text(ONE_AGENT, encoding="utf-8")
+    sim = Simulation.open(folder / "vault", world)
+    try:
+        sim.start_compaction(ScriptedBackend(), {"hermit": "bench"})
+        mind = sim.minds["hermit"]
+        costs: dict[int, float] = {}
+        for mark in (1_000, 10_000):
+            while mind.count < mark:
+                _remember(sim, mind.count)
+                if mind.count % 16 == 0:
+                    await asyncio.sleep(0)
+            await sim.compactor.settle(30)
+            start = time.perf_counter()
+            for _ in range(1_000):
+                _remember(sim, mind.count)
+            costs[mark] = (time.perf_counter() - start) / 1_000 * 1e6
+            await sim.compactor.settle(30)
+        return costs
+    finally:
+        sim.close()
+
+
+def _remember(sim: Simulation, n: int) -> None:
+    mind = sim.minds["hermit"]
+    mind.record(
+        MemoryKind.OBSERVATION, f"Rain taps the window ({n}).", location="cell", occupants=[]
+    )
+    sim.compactor.poke(mind)
+
+
+def _big_vault(root: Path, agents: int, memories: int) -> tuple[Path, Path]:
+    """A seeded vault whose agents each have ``memories`` memories, compacted up to
+    the last I + R (written directly: making them through the engine would take long)."""
+    lines = ["name: Big", "rooms:", "  - {id: hall, name: The Hall}", "characters:"]
+    lines += [
+        f"  - {{name: Agent{a}, type: agent, location: hall, profile: A talker.}}"
+        for a in range(agents)
+    ]
+    world = root / "big.yaml"
+    world.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    vault = root / "vault"
+    Simulation.open(vault, world).close()
+    at = utc_now()
+    windows = Windows()
+    boundary = (memories - windows.span) // windows.recent * windows.recent
+    for a in range(agents):
+        folder = vault / "agents" / f"Agent{a}"
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "memories.jsonl", "wb") as journal:
+            for seq in range(memories):
+                record = MemoryRecord(seq=seq, at=at, kind=MemoryKind.OBSERVATION, location="hall",
+                                      text=f"Agent{(a + 1) % agents} says, \"Remember {seq}.\"",
+                                      occupants=[f"Agent{(a + 1) % agents}"])  # fmt: skip
+                journal.write(record.to_json() + b"\n")
+        store = SummaryStore(folder / "summaries")
+        longterm = Summary("Long ago I arrived here.", 0, boundary - 64, memories, at)
+        store.commit(
+            longterm, Summary("Lately I talked a lot.", boundary - 64, boundary, memories, at)
+        )
+    return world, vault
+
+
+def bench_memory() -> dict[str, float]:
+    """Prompt characters at 200, 1,000 and 10,000 memories (the ratio must stay <= 1.2),
+    and at 200, 1,032 and 9,992, which sit at the same point of the compaction cycle;
+    the cost of one append at M = 1,000 and 10,000 (must not grow); resuming a vault of
+    50 agents x 20,000 memories (target <= 3 s)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sizes = asyncio.run(_prompt_sizes(Path(tmp)))
+    literal = [sizes[200], sizes[1_000], sizes[10_000]]
+    # 200, 1,032 and 9,992 sit at the same place in the 64-memory cycle (M - b = 72)
+    aligned = [sizes[200], sizes[1_032], sizes[9_992]]
+    costs: dict[int, list[float]] = {1_000: [], 10_000: []}
+    for _ in range(REPEATS):
+        with tempfile.TemporaryDirectory() as tmp:
+            for mark, cost in asyncio.run(_append_costs(Path(tmp))).items():
+                costs[mark].append(cost)
+    resumes = []
+    with tempfile.TemporaryDirectory() as tmp:
+        world, vault = _big_vault(Path(tmp), 50, 20_000)
+        for _ in range(REPEATS):
+            start = time.perf_counter()
+            sim = Simulation.open(vault, world)
+            resumes.append(time.perf_counter() - start)
+            assert all(mind.count == 20_000 for mind in sim.minds.values())
+            sim.close()
+    return {
+        "prompt_chars_at_200": sizes[200],
+        "prompt_chars_at_1000": sizes[1_000],
+        "prompt_chars_at_10000": sizes[10_000],
+        "prompt_ratio": max(literal) / min(literal),
+        "prompt_chars_at_1032": sizes[1_032],
+        "prompt_chars_at_9992": sizes[9_992],
+        "prompt_ratio_same_phase": max(aligned) / min(aligned),
+        "append_us_at_1000": statistics.median(costs[1_000]),
+        "append_us_at_10000": statistics.median(costs[10_000]),
+        "resume_s_50x20000": statistics.median(resumes),
+        "resume_s_50x20000_min": min(resumes),
+        "resume_s_50x20000_max": max(resumes),
+    }
