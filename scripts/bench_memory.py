@@ -39,12 +39,18 @@ async def _grow(sim: Simulation, upto: int, sizes: dict[int, int], marks: set[in
             sizes[mind.count] = len(build_prompt(sim, hermit))
 
 
-async def _prompt_sizes(folder: Path) -> dict[int, int]:
+def _hermit(folder: Path) -> Simulation:
+    """A new vault with one agent alone, compacting through the instant scripted backend."""
     world = folder / "one.yaml"
     world.write_text(ONE_AGENT, encoding="utf-8")
     sim = Simulation.open(folder / "vault", world)
+    sim.start_compaction(ScriptedBackend(), {"hermit": "bench"})
+    return sim
+
+
+async def _prompt_sizes(folder: Path) -> dict[int, int]:
+    sim = _hermit(folder)
     try:
-        sim.start_compaction(ScriptedBackend(), {"hermit": "bench"})
         sizes: dict[int, int] = {}
         await _grow(sim, 10_000, sizes, {200, 1_000, 1_032, 9_992, 10_000})
         return sizes
@@ -54,11 +60,8 @@ async def _prompt_sizes(folder: Path) -> dict[int, int]:
 
 async def _append_costs(folder: Path) -> dict[int, float]:
     """Microseconds per memory (record + the compaction check) around M = 1k and 10k."""
-    world = folder / "one.yaml"
-    world.write_text(ONE_AGENT, encoding="utf-8")
-    sim = Simulation.open(folder / "vault", world)
+    sim = _hermit(folder)
     try:
-        sim.start_compaction(ScriptedBackend(), {"hermit": "bench"})
         mind = sim.minds["hermit"]
         costs: dict[int, float] = {}
         for mark in (1_000, 10_000):

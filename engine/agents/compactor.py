@@ -40,6 +40,7 @@ from engine.vault.summaries import Summary
 
 @dataclass
 class _Worker:
+    mind: MemoryStream
     task: asyncio.Task[None]
     target: int | None = None
     """A forced compaction's end (exclusive), or None for the automatic rule only."""
@@ -107,13 +108,13 @@ class Compactor:
         except RuntimeError:
             return  # no event loop (e.g. the play REPL): it stays pending
         key = mind.character.id
-        self.workers[key] = _Worker(loop.create_task(self._work(mind)), target)
+        mind.in_flight = True
+        self.workers[key] = _Worker(mind, loop.create_task(self._work(mind)), target)
 
     async def _work(self, mind: MemoryStream) -> None:
         worker = self.workers[mind.character.id]
         delay = self.first_delay
-        mind.in_flight = True
-        self.save_state(mind)
+        self.save_state(mind)  # in flight: `mudsim status` can see it
         try:
             while not self.stopping:
                 chunk = next_chunk(mind.count, mind.boundary, mind.windows, worker.target)
@@ -196,3 +197,7 @@ class Compactor:
         for worker in workers:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.gather(worker.task, return_exceptions=True)
+            if worker.mind.in_flight:  # cancelled before it ever ran
+                worker.mind.in_flight = False
+                self.workers.pop(worker.mind.character.id, None)
+                self.save_state(worker.mind)

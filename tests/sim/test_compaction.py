@@ -315,3 +315,14 @@ async def test_a_crash_before_the_commit_point_is_redone_once(
         assert ranges == [(0, 4), (4, 8), (8, 12)]  # one file per range, never two
     finally:
         again.close()
+
+
+async def test_a_worker_stopped_before_it_ran_is_not_left_in_flight(sim: Simulation) -> None:
+    _start(sim, Summarizer())
+    await _bo_does(sim, 8)
+    run(sim, "Bo", "think one more")  # M = 9: a worker is created, not yet run
+    assert sim.minds["bo"].in_flight
+    await sim.compactor.drain(0)
+    assert not sim.minds["bo"].in_flight
+    assert sim.compactor.workers == {}
+    assert sim.minds["bo"].boundary == 0  # left pending
