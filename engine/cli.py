@@ -40,10 +40,15 @@ def run(args: argparse.Namespace) -> None:
 
     from engine.sim.run import RunOptions, run_headless
 
-    if not args.headless:
-        raise UsageError("the terminal UI is not built yet: add --headless to print the narrative")
-    options = RunOptions(args.world, args.vault, args.llm, args.model, args.turns, args.seed)
-    asyncio.run(run_headless(options, os.environ))
+    options = RunOptions(
+        args.world, args.vault, args.llm, args.model, args.turns, args.seed, args.as_name
+    )
+    if args.headless:
+        asyncio.run(run_headless(options, os.environ))
+    else:
+        from engine.tui.runner import run_tui
+
+        asyncio.run(run_tui(options, os.environ))
 
 
 def play(args: argparse.Namespace) -> None:
@@ -102,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
             )
         return sub
 
-    sub = verb("run", "Run the world with thinking agents (--headless: narrative to stdout).")
+    sub = verb(
+        "run", "Run the world with thinking agents in a terminal UI (--headless: to stdout)."
+    )
     sub.add_argument("--llm", metavar="URL", help="LLM server URL, or fake: for a scripted demo")
     sub.add_argument("--model", metavar="NAME", help="model for every agent (default: gemma3:4b)")
     sub.add_argument("--headless", action="store_true", help="print the narrative, no TUI")

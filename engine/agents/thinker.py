@@ -64,8 +64,21 @@ class Thinker:
     skipped: int = 0
     last_error: str | None = None
     last_prompt: str | None = field(default=None, repr=False)
+    last_reply: str | None = field(default=None, repr=False)
+    """The raw completion of the last ask (for the inspector)."""
+    last_command: str | None = None
+    """The last command run, with its ``| reason``."""
+    thinking: bool = False
+    """True while a turn is in progress (asking or running its command)."""
 
     async def take_turn(self, llm: Generator) -> Turn:
+        self.thinking = True
+        try:
+            return await self._turn(llm)
+        finally:
+            self.thinking = False
+
+    async def _turn(self, llm: Generator) -> Turn:
         self.turns += 1
         announced = False
 
@@ -85,6 +98,7 @@ class Thinker:
                 self.skipped += 1
                 self.last_error = str(exc)
                 return Turn(self.name, None, None, ask, tuple(rejected), error=str(exc))
+            self.last_reply = generation.text
             line = parse_reply(generation.text, self.name)
             if line is None:
                 return Turn(self.name, None, None, ask, tuple(rejected))
@@ -92,7 +106,7 @@ class Thinker:
             if key == self.last_key and ask < MAX_ASKS:
                 rejected.append(line)
                 continue
-            self.last_key = key
+            self.last_key, self.last_command = key, line
             return Turn(self.name, line, self.execute(line), ask, tuple(rejected))
         raise AssertionError("unreachable: the last ask always returns")
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from engine.errors import LLMError, LLMResponseError, LLMUnavailableError
 from engine.llm.backend import Backend
 from engine.llm.metrics import LLMMetrics
-from engine.llm.request import Generation, LLMRequest
+from engine.llm.request import Generation, LLMRequest, Priority
 
 
 @dataclass
@@ -180,6 +180,13 @@ class Dispatcher:
                 granted.set_result(free)
 
     # -- status and shutdown ----------------------------------------------------------
+    def queued_by_priority(self) -> dict[Priority, int]:
+        counts = dict.fromkeys(Priority, 0)
+        for priority, _, granted in self._waiters:
+            if not granted.done():
+                counts[Priority(priority)] += 1
+        return counts
+
     @property
     def queued(self) -> int:
         return self.metrics.queued

@@ -58,6 +58,11 @@ class LLMMetrics:
         return self.latency_total / succeeded if succeeded else None
 
     @property
+    def tokens_per_second(self) -> float | None:
+        """Completion tokens per second of generation, over every successful call."""
+        return self.completion_tokens / self.latency_total if self.latency_total > 0 else None
+
+    @property
     def p50(self) -> float | None:
         return percentile(self.latencies, 0.5)
 

@@ -44,6 +44,8 @@ class RunOptions:
     model: str | None = None
     turns: int | None = None
     seed: int | None = None
+    as_name: str | None = None
+    """The player character the TUI's input line acts as (default: the first player)."""
 
 
 def agent_models(sim: Simulation, flag: str | None, environ: Mapping[str, str]) -> dict[str, str]:

@@ -141,10 +141,14 @@ def test_a_failing_llm_skips_turns_but_the_run_ends(
     assert "4 turns (4 skipped), 4 LLM calls (4 failed" in out
 
 
-def test_run_without_headless_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(capsys, str(DEMO), "--vault", str(tmp_path / "v"))
-    assert code == 2
-    assert "--headless" in err
+def test_the_tui_checks_the_llm_before_it_takes_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(capsys, str(DEMO), "--vault", str(tmp_path / "v"))
+    assert code == 3
+    assert out == ""
+    assert err.startswith("mudsim: cannot reach the LLM at http://127.0.0.1:9")
+    assert err.count("\n") == 1
 
 
 @pytest.mark.parametrize("bad", [["--turns", "0"], ["--turns", "x"], ["--seed", "s"]])

@@ -1,0 +1,320 @@
+"""``mudsim run WORLD``: a Textual app to watch the agents and step in as a player.
+
+The engine runs in the app's own event loop: the scheduler is driven by the keys
+(pause, step, speed) and its listeners feed the event log. Events are buffered and
+written ten times a second, so a busy world never slows the UI down, and the world
+tree, the inspector and the LLM panel refresh on the same timer.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Header, Input, RichLog, Static, Tree
+from textual.worker import Worker, WorkerState
+
+from engine.agents.thinker import Turn
+from engine.llm.dispatcher import Dispatcher
+from engine.sim.prompting import build_prompt
+from engine.sim.scheduler import Happening, Scheduler
+from engine.sim.simulation import Simulation
+from engine.tui.render import (
+    event_line,
+    inspector_text,
+    llm_panel,
+    player_lines,
+    rooms_with_occupants,
+    turn_line,
+)
+from engine.world.events import Event
+from engine.world.model import Character
+
+HISTORY_KEPT = 2_000
+"""Event lines kept for re-filtering the log."""
+FILTERS = ("all", "room", "agent")
+
+
+class PromptScreen(ModalScreen[None]):
+    """The selected agent's exact prompt, full screen."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,p,q", "dismiss", "Close"),
+    ]
+
+    def __init__(self, title: str, prompt: str) -> None:
+        super().__init__()
+        self.title_text, self.prompt = title, prompt
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="prompt-view"):
+            yield Static(Text(self.title_text, style="bold"))
+            yield Static(Text(self.prompt))
+        yield Footer()
+
+
+class HistoryInput(Input):
+    """An input line that recalls earlier lines with up and down."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "older", "Earlier", show=False),
+        Binding("down", "newer", "Later", show=False),
+    ]
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.history: list[str] = []
+        self._at = 0
+
+    def remember(self, line: str) -> None:
+        self.history.append(line)
+        self._at = len(self.history)
+
+    def action_older(self) -> None:
+        if self._at > 0:
+            self._at -= 1
+            self.value = self.history[self._at]
+
+    def action_newer(self) -> None:
+        if self._at < len(self.history):
+            self._at += 1
+            self.value = self.history[self._at] if self._at < len(self.history) else ""
+
+
+class MudsimApp(App[None]):
+    TITLE = "mudsim"
+    AUTO_FOCUS = "#world"  # keys drive the simulation; i moves to the input line
+    CSS = """
+    #main { height: 1fr; }
+    #left { width: 1fr; min-width: 18; }
+    #world { height: 1fr; border: round $primary; }
+    #llm { height: auto; max-height: 10; border: round $secondary; }
+    #events { width: 2fr; border: round $primary; }
+    #inspector { width: 1fr; min-width: 20; border: round $secondary; }
+    #command { dock: bottom; }
+    #prompt-view { background: $surface; padding: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "toggle_pause", "Pause/resume", priority=True),  # before the tree's own
+        Binding("n", "step", "Step"),
+        Binding("plus,equals_sign", "faster", "Faster"),
+        Binding("minus", "slower", "Slower"),
+        Binding("p", "prompt", "Prompt"),
+        Binding("f", "cycle_filter", "Filter"),
+        Binding("i", "focus_input", "Type"),
+        Binding("escape", "leave_input", "Keys", show=False),
+        Binding("q", "quit_saving", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        sim: Simulation,
+        scheduler: Scheduler,
+        dispatcher: Dispatcher | None,
+        models: dict[str, str],
+        *,
+        player: Character | None,
+        turns: int | None = None,
+        start_paused: bool = False,
+    ) -> None:
+        super().__init__()
+        self.sim, self.scheduler, self.dispatcher, self.models = sim, scheduler, dispatcher, models
+        self.player, self.turns, self.start_paused = player, turns, start_paused
+        agents = [c.id for c in sim.world.characters.values() if c.type == "agent"]
+        self.selected: str | None = agents[0] if agents else None
+        self.filter = "all"
+        self._pending: list[tuple[Text, str, str | None]] = []
+        self._history: deque[tuple[Text, str, str | None]] = deque(maxlen=HISTORY_KEPT)
+        self._tree_shape: list[tuple[str, list[tuple[str, str]]]] = []
+        self.engine_error: str | None = None
+
+    # -- layout -------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Tree("World", id="world")
+                yield Static(id="llm")
+            yield RichLog(id="events", wrap=True, markup=False, max_lines=HISTORY_KEPT)
+            with VerticalScroll(id="inspector"):
+                yield Static(id="inspector-body")
+        placeholder = (
+            f"{self.player.name}> type a command, Enter to send"
+            if self.player
+            else "(no player in this world)"
+        )
+        yield HistoryInput(id="command", placeholder=placeholder, disabled=self.player is None)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#world", Tree).show_root = False
+        self.scheduler.listen(self._heard)
+        if self.start_paused:
+            self.scheduler.pause()
+        agents = sum(1 for c in self.sim.world.characters.values() if c.type == "agent")
+        you = f"i types as {self.player.name}" if self.player else "no player to type as"
+        self._note(f"{self.sim.world.name}: {agents} agents. space pauses and resumes, n steps one "
+                   f"round while paused, +/- change speed, p shows the selected agent's prompt, "
+                   f"f filters, {you}, q saves and quits.")  # fmt: skip
+        self._refresh_panels()
+        self._write_pending()
+        self.set_interval(0.1, self._write_pending)
+        self.set_interval(0.5, self._refresh_panels)
+        self.run_worker(self._run_engine(), name="engine", exit_on_error=False)
+
+    async def _run_engine(self) -> None:
+        await self.scheduler.run(self.turns)
+        if not self.scheduler.stopping:
+            self._note(f"Every agent has taken its {self.turns} turns. Press q to quit.")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name == "engine" and event.state is WorkerState.ERROR:
+            error = event.worker.error
+            self.engine_error = f"{type(error).__name__}: {error}"
+            self._note(f"The engine stopped: {self.engine_error}. Press q to save and quit.")
+
+    # -- what happens -------------------------------------------------------------------
+    def _heard(self, happening: Happening) -> None:
+        world = self.sim.world
+        if isinstance(happening, Event):
+            room = world.rooms.get(happening.room_id)
+            line = event_line(happening, room.name if room else happening.room_id)
+            self._pending.append((line, happening.room_id, happening.actor_id))
+        elif isinstance(happening, Turn):
+            found = world.find_characters(happening.agent)
+            where = found[0].location if found else ""
+            room = world.rooms.get(where)
+            text = turn_line(happening, room.name if room else where)
+            if text is not None:
+                self._pending.append((text, where, found[0].id if found else None))
+
+    def _note(self, text: str) -> None:
+        self._pending.append((Text(text, style="bold yellow"), "", None))
+
+    def _shown(self, room_id: str, actor: str | None) -> bool:
+        if self.filter == "all" or self.selected is None or not room_id:
+            return True
+        if self.filter == "agent":
+            return actor == self.selected
+        return room_id == self.sim.world.characters[self.selected].location
+
+    def _write_pending(self) -> None:
+        if not self._pending:
+            return
+        log = self.query_one("#events", RichLog)
+        for entry in self._pending:
+            self._history.append(entry)
+            if self._shown(entry[1], entry[2]):
+                log.write(entry[0])
+        self._pending.clear()
+
+    def _refresh_panels(self) -> None:
+        self._refresh_tree()
+        if self.selected is not None:
+            mind = self.sim.minds[self.selected]
+            thinker = self.scheduler.thinkers.get(self.selected)
+            waiting = self.dispatcher is not None and self.dispatcher.queued > 0
+            self.query_one("#inspector-body", Static).update(
+                Text(inspector_text(thinker, mind, waiting))
+            )
+        self.query_one("#llm", Static).update(Text(llm_panel(self.dispatcher, self.models)))
+        state = "paused" if self.scheduler.paused else f"running x{self.scheduler.speed:g}"
+        self.sub_title = f"{self.sim.world.name} — {state} — filter: {self.filter}"
+
+    def _refresh_tree(self) -> None:
+        shape = rooms_with_occupants(self.sim.world)
+        if shape == self._tree_shape:
+            return
+        self._tree_shape = shape
+        tree = self.query_one("#world", Tree)
+        tree.clear()
+        for room, occupants in shape:
+            node = tree.root.add(room, expand=True)
+            for character_id, label in occupants:
+                node.add_leaf(label, data=character_id)
+
+    @on(Tree.NodeSelected, "#world")
+    def _select(self, event: Tree.NodeSelected[str]) -> None:
+        if event.node.data is not None:
+            self.selected = event.node.data
+            self._refresh_panels()
+
+    @on(Input.Submitted, "#command")
+    def _command(self, event: Input.Submitted) -> None:
+        line = event.value.strip()
+        field = self.query_one("#command", HistoryInput)
+        field.value = ""
+        if not line or self.player is None:
+            return
+        field.remember(line)
+        result = self.sim.execute(self.player, line)
+        for text in player_lines(self.player.name, line, result.shown, result.ok):
+            self._pending.append((text, self.player.location, self.player.id))
+        self._write_pending()
+
+    # -- keys -------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Space pauses everywhere but on the input line, where it is a space."""
+        return not (action == "toggle_pause" and isinstance(self.focused, Input))
+
+    def action_toggle_pause(self) -> None:
+        if self.scheduler.paused:
+            self.scheduler.resume()
+        else:
+            self.scheduler.pause()
+        self._refresh_panels()
+
+    def action_step(self) -> None:
+        if not self.scheduler.paused:
+            self._note("Pause first (space), then n runs one turn for every agent.")
+            return
+        self.run_worker(self.scheduler.step(), group="step", exit_on_error=False)
+
+    def action_faster(self) -> None:
+        self.scheduler.speed = min(self.scheduler.speed * 2, 64.0)
+        self._refresh_panels()
+
+    def action_slower(self) -> None:
+        self.scheduler.speed = max(self.scheduler.speed / 2, 1 / 16)
+        self._refresh_panels()
+
+    def action_cycle_filter(self) -> None:
+        self.filter = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
+        log = self.query_one("#events", RichLog)
+        log.clear()
+        for text, room_id, actor in self._history:
+            if self._shown(room_id, actor):
+                log.write(text)
+        self._refresh_panels()
+
+    def action_prompt(self) -> None:
+        if self.selected is None:
+            return
+        character = self.sim.world.characters[self.selected]
+        thinker = self.scheduler.thinkers.get(self.selected)
+        if thinker is not None and thinker.last_prompt is not None:
+            title, prompt = f"The last prompt sent for {character.name}", thinker.last_prompt
+        else:
+            title, prompt = (
+                f"The prompt {character.name} would get now",
+                build_prompt(self.sim, character),
+            )
+        self.push_screen(PromptScreen(title, prompt))
+
+    def action_focus_input(self) -> None:
+        self.query_one("#command", HistoryInput).focus()
+
+    def action_leave_input(self) -> None:
+        self.set_focus(None)
+
+    async def action_quit_saving(self) -> None:
+        self.sub_title = "stopping: letting turns in progress finish..."
+        self.scheduler.stop()
+        await self.scheduler.finish(30.0)
+        self.exit()

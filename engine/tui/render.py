@@ -1,0 +1,118 @@
+"""What the terminal UI shows, as plain functions of engine state (no widgets here).
+
+Events become coloured Rich ``Text`` by kind; the world becomes (room, occupants)
+rows; an agent becomes its inspector text; the dispatcher becomes the LLM panel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.text import Text
+
+from engine.agents.memory import MemoryStream
+from engine.agents.thinker import Thinker, Turn
+from engine.llm.dispatcher import Dispatcher
+from engine.llm.metrics import seconds
+from engine.world.events import Event, EventKind
+from engine.world.world import World
+
+KIND_STYLES: Mapping[EventKind, str] = {
+    EventKind.SPEECH: "bold cyan",
+    EventKind.EMOTE: "magenta",
+    EventKind.MOVEMENT: "green",
+    EventKind.ACTION: "white",
+    EventKind.BUILDING: "yellow",
+    EventKind.AMBIENT: "dim italic",
+}
+FAILURE_STYLE = "bold red"
+PLAYER_STYLE = "bold white"
+
+
+def _labelled(room: str, text: str, style: str) -> Text:
+    line = Text(f"[{room}] ", style="dim")
+    line.append(" / ".join(part for part in text.splitlines() if part.strip()), style=style)
+    return line
+
+
+def event_line(event: Event, room: str) -> Text:
+    return _labelled(room, event.text, KIND_STYLES.get(event.kind, "white"))
+
+
+def turn_line(turn: Turn, room: str) -> Text | None:
+    """A line for a turn the room did not see (a skip, or a failed command)."""
+    if turn.error is not None:
+        return _labelled(room, f"{turn.agent}'s turn was skipped: {turn.error}", FAILURE_STYLE)
+    if turn.result is not None and not turn.result.ok:
+        return _labelled(
+            room, f'{turn.agent} tried "{turn.command}": {turn.result.text}', FAILURE_STYLE
+        )
+    return None
+
+
+def player_lines(name: str, command: str, shown: str, ok: bool) -> list[Text]:
+    lines = [Text(f"{name}> {command}", style=PLAYER_STYLE)]
+    lines += [Text(part, style="" if ok else FAILURE_STYLE) for part in shown.splitlines()]
+    return lines
+
+
+def rooms_with_occupants(world: World) -> list[tuple[str, list[tuple[str, str]]]]:
+    """[(room name, [(character id, "Name [type]")...])...] in world order."""
+    return [
+        (room.name, [(c.id, f"{c.name} [{c.type}]") for c in world.characters_in(room.id)])
+        for room in world.rooms.values()
+    ]
+
+
+def inspector_text(thinker: Thinker | None, mind: MemoryStream, waiting: bool) -> str:
+    """The agent inspector: what it is doing, its last command, memory and summaries."""
+    character = mind.character
+    if thinker is None:
+        state = "a player (no thinker)"
+    elif thinker.thinking:
+        state = "waiting for the LLM" if waiting else "thinking"
+    else:
+        state = "idle"
+    lines = [f"{character.name} — {state}"]
+    if thinker is not None:
+        lines.append(f"Last command: {thinker.last_command or '-'}")
+        if thinker.last_error:
+            lines.append(f"Last LLM error: {thinker.last_error}")
+        lines.append(f"Turns: {thinker.turns} ({thinker.skipped} skipped)")
+    lines += ["", mind.status().render(), ""]
+    summaries = mind.summaries
+    lines += [
+        "Short-term summary:",
+        summaries.recent.text if summaries.recent else "(none yet)",
+        "",
+    ]
+    lines += ["Long-term summary:", summaries.longterm.text if summaries.longterm else "(none yet)"]
+    if thinker is not None:
+        lines += [
+            "",
+            "Last reply (raw):",
+            thinker.last_reply if thinker.last_reply is not None else "-",
+        ]
+        lines += ["", "Press p for the exact last prompt."]
+    return "\n".join(lines)
+
+
+def llm_panel(dispatcher: Dispatcher | None, models: Mapping[str, str]) -> str:
+    if dispatcher is None:
+        return "LLM: none"
+    m = dispatcher.metrics
+    by_priority = dispatcher.queued_by_priority()
+    queue = ", ".join(f"{p.name.lower()} {n}" for p, n in by_priority.items())
+    rate = m.tokens_per_second
+    lines = [
+        f"Model: {', '.join(sorted(set(models.values()))) or '-'}",
+        f"Queue: {queue}",
+        f"In flight: {m.in_flight}",
+        f"Calls: {m.calls}, failed {m.failures}",
+        f"Tokens/s: {'-' if rate is None else f'{rate:.1f}'}",
+        f"p50 {seconds(m.p50)}, p95 {seconds(m.p95)}",
+    ]
+    lines += [f"{e.name} ({e.metrics.in_flight}/{e.slots})" for e in dispatcher.endpoints]
+    if m.last_error:
+        lines.append(f"Last error: {m.last_error}")
+    return "\n".join(lines)

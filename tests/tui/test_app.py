@@ -1,0 +1,158 @@
+"""The terminal UI driven by Textual's Pilot, against the loopback Ollama stub."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.widgets import RichLog, Static
+
+from engine.llm.stub_server import StubOllama
+from engine.sim.run import RunOptions
+from engine.sim.simulation import Simulation
+from engine.tui.app import MudsimApp, PromptScreen
+from engine.tui.runner import build_app, close_app
+
+DEMO = Path(__file__).parents[2] / "worlds" / "demo.yaml"
+
+
+@pytest.fixture
+def stub() -> StubOllama:
+    with StubOllama(
+        replies=["say Hello there.", "look", "think Quiet."], models=["tiny"]
+    ) as server:
+        yield server  # type: ignore[misc]
+
+
+async def _app(tmp_path: Path, stub: StubOllama, *, turns: int | None = None) -> MudsimApp:
+    sim = Simulation.open(tmp_path / "vault", DEMO)
+    options = RunOptions(DEMO, tmp_path / "vault", stub.url, "tiny", turns=turns, seed=1)
+    return await build_app(sim, options, os.environ)
+
+
+async def _until(check: Callable[[], bool], pilot: object, limit: float = 10.0) -> None:
+    for _ in range(int(limit / 0.05)):
+        if check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the condition never held")
+
+
+def _log_text(app: MudsimApp) -> str:
+    return "\n".join(line.text for line in app.query_one("#events", RichLog).lines)
+
+
+async def test_agents_act_and_events_appear(tmp_path: Path, stub: StubOllama) -> None:
+    app = await _app(tmp_path, stub, turns=2)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _until(lambda: all(n == 2 for n in app.scheduler.turns_taken.values()), pilot)
+        await pilot.pause(0.3)
+        text = _log_text(app)
+        assert 'says, "Hello there."' in text
+        assert "Every agent has taken its 2 turns" in text
+        await pilot.press("q")
+    await close_app(app)
+    app.sim.close()
+
+
+async def test_the_inspector_shows_memory_status_and_the_exact_prompt(
+    tmp_path: Path, stub: StubOllama
+) -> None:
+    app = await _app(tmp_path, stub, turns=1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _until(lambda: all(n == 1 for n in app.scheduler.turns_taken.values()), pilot)
+        await pilot.pause(0.6)
+        body = str(app.query_one("#inspector-body", Static).render())
+        assert body.startswith("Eliza — idle")
+        assert "memories recorded: 1" in body
+        assert "next compaction at: 129 memories" in body
+        await pilot.press("p")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, PromptScreen)
+        sent = [b["prompt"] for b in stub.requests if b["prompt"].endswith("~Eliza>")]
+        assert screen.prompt == sent[-1]
+        await pilot.press("escape")
+        await pilot.press("q")
+    await close_app(app)
+    app.sim.close()
+
+
+async def test_pause_stops_turns_and_step_runs_exactly_one_round(
+    tmp_path: Path, stub: StubOllama
+) -> None:
+    app = await _app(tmp_path, stub)
+    app.start_paused = True
+    app.scheduler.speed = 64.0  # real time, 6 s intervals become about 0.1 s
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.5)
+        assert app.scheduler.turns_taken == {"eliza": 0, "moss": 0}
+        await pilot.press("n")
+        await _until(lambda: all(n == 1 for n in app.scheduler.turns_taken.values()), pilot)
+        await pilot.pause(0.5)
+        assert app.scheduler.turns_taken == {"eliza": 1, "moss": 1}
+        await pilot.press("space")  # resume: real time goes on
+        await _until(lambda: min(app.scheduler.turns_taken.values()) >= 3, pilot)
+        await pilot.press("q")
+    await close_app(app)
+    app.sim.close()
+
+
+async def test_the_players_command_reaches_the_world_and_q_saves(
+    tmp_path: Path, stub: StubOllama
+) -> None:
+    app = await _app(tmp_path, stub)
+    app.start_paused = True
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("i")
+        await pilot.press(*"say hello", "enter")
+        await pilot.pause(0.3)
+        assert "Traveler> say hello" in _log_text(app)
+        await pilot.press("escape", "q")
+    await close_app(app)
+    memories = (tmp_path / "vault" / "agents" / "Traveler" / "memories.jsonl").read_text()
+    assert "hello" in memories
+    state = (tmp_path / "vault" / "agents" / "Traveler" / "memory-state.json").read_text()
+    assert '"memories": 1' in state  # saved on quit
+    app.sim.close()
+
+
+class _Broken:
+    async def generate(self, request: object) -> object:
+        raise RuntimeError("the engine broke")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_an_engine_error_is_shown_and_the_app_stays(tmp_path: Path, stub: StubOllama) -> None:
+    app = await _app(tmp_path, stub, turns=1)
+    app.scheduler.llm = _Broken()  # type: ignore[assignment]
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _until(lambda: app.engine_error is not None, pilot)
+        await pilot.pause(0.3)
+        assert "The engine stopped: RuntimeError: the engine broke" in _log_text(app)
+        assert app.is_running
+        await pilot.press("q")
+    await close_app(app)
+    app.sim.close()
+
+
+async def test_the_filter_shows_one_agent(tmp_path: Path, stub: StubOllama) -> None:
+    app = await _app(tmp_path, stub, turns=2)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _until(lambda: all(n == 2 for n in app.scheduler.turns_taken.values()), pilot)
+        await pilot.pause(0.3)
+        assert "Moss" in _log_text(app)
+        await pilot.press("f", "f")  # all -> room -> agent (Eliza, selected first)
+        await pilot.pause(0.3)
+        assert app.filter == "agent"
+        lines = [line for line in _log_text(app).splitlines() if line.startswith("[")]
+        assert lines
+        assert all("Eliza" in line for line in lines)
+        await pilot.press("q")
+    await close_app(app)
+    app.sim.close()
