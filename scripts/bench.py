@@ -1,7 +1,7 @@
 """mudsim benchmarks (run by hand; never part of the test suite).
 
     python scripts/bench.py            # every benchmark
-    python scripts/bench.py engine     # one or more of: engine, dispatch, memory, commands, journal
+    python scripts/bench.py engine     # one or more of: engine, dispatch, memory, tui, commands, journal
 
 Prints a table and, last, one JSON object with every figure. Each figure is the median
 of several repeats; the spread (min-max) is printed next to it.
@@ -22,6 +22,7 @@ from pathlib import Path
 from bench_common import REPEATS, summary, world_yaml
 from bench_llm import bench_dispatch, bench_engine
 from bench_memory import bench_memory
+from bench_tui import bench_tui
 
 from engine.memory.record import MemoryKind, MemoryRecord, utc_now
 from engine.sim.simulation import Simulation
@@ -90,6 +91,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {
     "engine": bench_engine,
     "dispatch": bench_dispatch,
     "memory": bench_memory,
+    "tui": bench_tui,
     "commands": bench_commands,
     "journal": bench_journal,
 }
