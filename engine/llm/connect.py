@@ -2,12 +2,13 @@
 
 URL: ``--llm`` > ``MUDSIM_LLM_URL`` > the ``endpoints`` of the vault's ``config/llm.md``
 > ``http://localhost:11434``. ``fake:`` (optionally ``fake:look;say Hi``) is the
-scripted backend. Model: ``--model`` > ``MUDSIM_MODEL`` > the character's ``model``
+scripted backend. A URL ending in ``/v1`` is an OpenAI-compatible server
+(``/v1/completions``: vLLM, llama.cpp's server); in ``llm.md`` say ``kind: openai``. Model: ``--model`` > ``MUDSIM_MODEL`` > the character's ``model``
 in the world file > the role profile in ``llm.md`` (then the first endpoint's
 ``model``) > ``gemma3:4b``.
 
 Before the first turn every Ollama endpoint is asked for ``/api/version`` and
-``/api/tags``; an endpoint that does not answer, or lacks a model, is one line and
+``/api/tags`` (an OpenAI-compatible one for ``/v1/models``); an endpoint that does not answer, or lacks a model, is one line and
 exit 3 (``LLMUnavailableError``).
 """
 
@@ -21,6 +22,7 @@ from engine.errors import LLMError, LLMUnavailableError, UsageError
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.llm.fake import ScriptedBackend
 from engine.llm.ollama import OllamaBackend
+from engine.llm.openai import OpenAIBackend
 
 FAKE_PREFIX = "fake:"
 
@@ -29,6 +31,8 @@ FAKE_PREFIX = "fake:"
 class EndpointChoice:
     url: str
     slots: int = 1
+    kind: str = "ollama"
+    """``ollama`` (/api/generate) or ``openai`` (/v1/completions)."""
 
 
 @dataclass(frozen=True)
@@ -50,16 +54,19 @@ def choose_llm(flag: str | None, environ: Mapping[str, str], config: LLMConfig) 
     named = [(flag, "--llm"), (environ.get("MUDSIM_LLM_URL"), "MUDSIM_LLM_URL")]
     for url, source in named:
         if url:
-            return LLMChoice((EndpointChoice(_checked(url, source), _slots(url, config)),), source)
+            checked = _checked(url, source)
+            kind = "openai" if checked.endswith("/v1") else "ollama"
+            return LLMChoice((EndpointChoice(checked, _slots(url, config), kind),), source)
     if config.endpoints:
         for endpoint in config.endpoints:
-            if endpoint.kind != "ollama":
+            if endpoint.kind == "local":
                 raise UsageError(
-                    f"config/llm.md: endpoint {endpoint.url} has kind {endpoint.kind!r}; "
-                    "this version speaks to Ollama-compatible servers only (kind: ollama)"
+                    "config/llm.md: endpoint kind 'local' (the embedded model) is not "
+                    "available in this version; use kind: ollama or kind: openai"
                 )
         chosen = tuple(
-            EndpointChoice(_checked(e.url, "config/llm.md"), e.slots) for e in config.endpoints
+            EndpointChoice(_checked(e.url, "config/llm.md"), e.slots, e.kind)
+            for e in config.endpoints
         )
         return LLMChoice(chosen, "config/llm.md")
     return LLMChoice((EndpointChoice(DEFAULT_LLM_URL),), "default")
@@ -124,10 +131,14 @@ def build_dispatcher(
     if choice.fake:
         spec = choice.endpoints[0].url[len(FAKE_PREFIX) :]
         return Dispatcher([Endpoint(FAKE_PREFIX, ScriptedBackend.from_spec(spec))], retry=retry)
-    return Dispatcher(
-        [Endpoint(e.url, OllamaBackend(e.url, stream=stream), e.slots) for e in choice.endpoints],
-        retry=retry,
-    )
+    return Dispatcher([Endpoint(e.url, _backend(e, stream), e.slots) for e in choice.endpoints],
+                      retry=retry)  # fmt: skip
+
+
+def _backend(endpoint: EndpointChoice, stream: bool) -> OllamaBackend | OpenAIBackend:
+    if endpoint.kind == "openai":
+        return OpenAIBackend(endpoint.url, stream=stream)
+    return OllamaBackend(endpoint.url, stream=stream)
 
 
 async def check_endpoints(dispatcher: Dispatcher, models: Iterable[str]) -> None:
@@ -135,10 +146,11 @@ async def check_endpoints(dispatcher: Dispatcher, models: Iterable[str]) -> None
     wanted = sorted(set(models))
     for endpoint in dispatcher.endpoints:
         backend = endpoint.backend
-        if not isinstance(backend, OllamaBackend):
+        if not isinstance(backend, OllamaBackend | OpenAIBackend):
             continue
         try:
-            await backend.version()
+            if isinstance(backend, OllamaBackend):
+                await backend.version()
             available = await backend.models()
         except LLMError as exc:
             raise LLMUnavailableError(

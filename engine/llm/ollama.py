@@ -72,7 +72,7 @@ class OllamaBackend:
 
     async def _whole(self, body: dict[str, Any]) -> dict[str, Any]:
         response = await self._client.post("/api/generate", json=body)
-        _check_status(response)
+        check_status(response)
         return _decode(response.text)
 
     async def _streamed(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -81,7 +81,7 @@ class OllamaBackend:
         async with self._client.stream("POST", "/api/generate", json=body) as response:
             if response.status_code != 200:
                 await response.aread()
-                _check_status(response)
+                check_status(response)
             # Read to the end even after "done": a response closed half-read cannot
             # go back to the pool, and every later call would open a new connection.
             async for line in response.aiter_lines():
@@ -109,18 +109,21 @@ class OllamaBackend:
             response = await self._client.get(path)
         except httpx.TransportError as exc:
             raise LLMUnavailableError(f"cannot reach {self.base_url}: {exc}") from exc
-        _check_status(response)
+        check_status(response)
         return _decode(response.text)
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
 
-def _check_status(response: httpx.Response) -> None:
+def check_status(response: httpx.Response) -> None:
+    """Raise ``LLMResponseError`` (with the status) for anything but 200; the message is
+    the body's ``error`` (Ollama: a string; OpenAI-style: ``{"message": ...}``)."""
     if response.status_code == 200:
         return
     try:
-        message = str(json.loads(response.text).get("error", response.text))
+        error = json.loads(response.text).get("error", response.text)
+        message = str(error.get("message", error) if isinstance(error, dict) else error)
     except (ValueError, AttributeError):
         message = response.text[:200]
     raise LLMResponseError(f"HTTP {response.status_code}: {message}", status=response.status_code)

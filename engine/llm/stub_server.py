@@ -4,7 +4,8 @@
         backend = OllamaBackend(server.url)
 
 It serves ``GET /api/version``, ``GET /api/tags`` and ``POST /api/generate`` (streamed
-as NDJSON or whole), records every request body, and can misbehave on purpose:
+as NDJSON or whole), and Ollama's OpenAI-style ``GET /v1/models`` and
+``POST /v1/completions`` (server-sent events or whole), records every request body, and can misbehave on purpose:
 ``fail_next(status, times)``, ``hang_next(times)`` (never answer, until stopped),
 ``delay`` seconds before answering, ``error_mid_stream``.
 It listens on 127.0.0.1 only, on a free port, in a background thread.
@@ -111,6 +112,14 @@ def _handler_for(stub: StubOllama) -> type[BaseHTTPRequestHandler]:
                 self._json(200, {"version": "0.0.0-stub"})
             elif self.path == "/api/tags":
                 self._json(200, {"models": [{"name": name, "model": name} for name in stub.models]})
+            elif self.path == "/v1/models":
+                self._json(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [{"id": name, "object": "model"} for name in stub.models],
+                    },
+                )
             else:
                 self._json(404, {"error": "not found"})
 
@@ -121,7 +130,7 @@ def _handler_for(stub: StubOllama) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 self._json(400, {"error": "invalid JSON"})
                 return
-            if self.path != "/api/generate":
+            if self.path not in ("/api/generate", "/v1/completions"):
                 self._json(404, {"error": "not found"})
                 return
             if _tagged(str(body.get("model"))) not in {_tagged(m) for m in stub.models}:
@@ -132,6 +141,9 @@ def _handler_for(stub: StubOllama) -> type[BaseHTTPRequestHandler]:
                 time.sleep(stub.delay)
             if status is not None:
                 self._json(status, {"error": f"injected failure {status}"})
+                return
+            if self.path == "/v1/completions":
+                self._completion(body, reply)
                 return
             final = {"done": True, "done_reason": "stop", "prompt_eval_count": len(str(body.get("prompt", ""))) // 4,
                      "eval_count": max(1, len(reply) // 4), "total_duration": int(stub.delay * 1e9)}  # fmt: skip
@@ -152,6 +164,45 @@ def _handler_for(stub: StubOllama) -> type[BaseHTTPRequestHandler]:
                     return
             self._line({"model": body["model"], "response": "", **final})
             self._end_chunks()
+
+        def _completion(self, body: dict[str, Any], reply: str) -> None:
+            """OpenAI-style: one JSON object, or server-sent events ending in [DONE]."""
+            usage = {"prompt_tokens": len(str(body.get("prompt", ""))) // 4,
+                     "completion_tokens": max(1, len(reply) // 4)}  # fmt: skip
+            usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+            choice = {"index": 0, "text": reply, "finish_reason": "stop"}
+            if not body.get("stream"):
+                self._json(200, {"object": "text_completion", "model": body["model"],
+                                 "choices": [choice], "usage": usage})  # fmt: skip
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self._chunk(b": ping\n\n")
+            for index, word in enumerate(reply.split(" ")):
+                piece = {
+                    "index": 0,
+                    "text": word if index == 0 else " " + word,
+                    "finish_reason": None,
+                }
+                self._event({"object": "text_completion", "choices": [piece]})
+                if stub.error_mid_stream:
+                    self._event({"error": {"message": "injected error mid-stream"}})
+                    self._end_chunks()
+                    return
+            self._event({"object": "text_completion", "choices": [{**choice, "text": ""}]})
+            if (body.get("stream_options") or {}).get("include_usage"):
+                self._event({"object": "text_completion", "choices": [], "usage": usage})
+            self._chunk(b"data: [DONE]\n\n")
+            self._end_chunks()
+
+        def _event(self, data: dict[str, Any]) -> None:
+            self._chunk(b"data: " + json.dumps(data).encode() + b"\n\n")
+
+        def _chunk(self, data: bytes) -> None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
 
         def _line(self, data: dict[str, Any]) -> None:
             """One NDJSON line as one HTTP chunk."""

@@ -110,3 +110,24 @@ async def test_an_unreachable_server_says_how_to_start_ollama() -> None:
     assert "ollama serve" in message
     assert "--llm" in message
     assert "\n" not in message
+
+
+def test_a_v1_url_is_an_openai_compatible_server() -> None:
+    from engine.llm.openai import OpenAIBackend
+
+    choice = choose_llm("http://gpu1:8000/v1/", {}, LLMConfig())
+    assert choice.endpoints == (EndpointChoice("http://gpu1:8000/v1", 1, "openai"),)
+    assert isinstance(build_dispatcher(choice).endpoints[0].backend, OpenAIBackend)
+    mixed = LLMConfig(endpoints=[EndpointConfig(url="http://a:8000", kind="openai", slots=4),
+                                 EndpointConfig(url="http://b:11434")])  # fmt: skip
+    kinds = [(e.kind, e.slots) for e in choose_llm(None, {}, mixed).endpoints]
+    assert kinds == [("openai", 4), ("ollama", 1)]
+
+
+async def test_the_check_asks_an_openai_server_for_its_models() -> None:
+    with StubOllama(models=["tiny"]) as stub:
+        dispatcher = build_dispatcher(choose_llm(stub.url + "/v1", {}, LLMConfig()))
+        await check_endpoints(dispatcher, ["tiny"])
+        with pytest.raises(LLMUnavailableError, match="model 'big' is not on"):
+            await check_endpoints(dispatcher, ["big"])
+        await dispatcher.aclose()

@@ -223,3 +223,13 @@ def test_300_turns_alone_leave_the_waterfall_of_the_contract(
     hermit = json.loads(capsys.readouterr().out)["agents"][0]
     assert (hermit["memories"], hermit["boundary"], hermit["next_compaction_at"]) == (400, 320, 449)
     assert hermit["long_term"]["covers_to"] == 256
+
+
+def test_a_headless_run_against_an_openai_compatible_server(
+    stub: StubOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(capsys, str(DEMO), "--vault", str(tmp_path / "v"), "--headless",
+                          "--turns", "2", "--llm", stub.url + "/v1", "--model", "tiny")  # fmt: skip
+    assert code == 0, err
+    assert "4 turns (0 skipped)" in out
+    assert all("max_tokens" in body for body in stub.requests)  # it spoke /v1/completions

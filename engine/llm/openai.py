@@ -1,0 +1,143 @@
+"""The OpenAI-compatible backend: ``POST /v1/completions`` (vLLM, llama.cpp's server,
+Ollama's ``/v1``), streamed as server-sent events or not.
+
+Completions are raw by nature (no chat template). Our Ollama-style options map onto
+the OpenAI fields: ``num_predict`` -> ``max_tokens`` (always sent: the OpenAI default
+is 16), ``stop``, ``temperature``, ``top_p``, ``seed``; ``num_ctx`` is the server's
+business (fixed when it starts) and is not sent. Usage comes back in ``usage`` (when
+streaming, from the last chunk, asked for with ``stream_options.include_usage``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+
+from engine.errors import LLMResponseError, LLMUnavailableError
+from engine.llm.ollama import DEFAULT_TIMEOUT, check_status
+from engine.llm.request import Generation, LLMRequest
+
+PASSED_THROUGH = ("stop", "temperature", "top_p", "seed", "top_k", "min_p", "presence_penalty",
+                  "frequency_penalty")  # fmt: skip
+
+
+class OpenAIBackend:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        stream: bool = True,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """``base_url`` is the server (``http://gpu1:8000``) or its ``/v1`` root."""
+        root = base_url.rstrip("/")
+        self.base_url = root[: -len("/v1")] if root.endswith("/v1") else root
+        self.stream = stream
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url, timeout=timeout, transport=transport
+        )
+
+    def body(self, request: LLMRequest) -> dict[str, Any]:
+        options = request.options
+        body: dict[str, Any] = {
+            "model": request.model,
+            "prompt": request.prompt(),
+            "max_tokens": int(options.get("num_predict", 256)),
+            "stream": self.stream,
+        }
+        body.update({key: options[key] for key in PASSED_THROUGH if key in options})
+        if self.stream:
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        started = time.perf_counter()
+        body = self.body(request)
+        try:
+            if self.stream:
+                text, finish, usage = await self._streamed(body)
+            else:
+                text, finish, usage = await self._whole(body)
+        except httpx.TimeoutException as exc:
+            raise LLMUnavailableError(f"{self.base_url} timed out ({type(exc).__name__})") from exc
+        except httpx.TransportError as exc:
+            raise LLMUnavailableError(f"cannot reach {self.base_url}: {exc}") from exc
+        return Generation(
+            text=text,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            latency=time.perf_counter() - started,
+            done_reason=finish,
+        )
+
+    async def _whole(self, body: dict[str, Any]) -> tuple[str, str | None, dict[str, Any]]:
+        response = await self._client.post("/v1/completions", json=body)
+        check_status(response)
+        data = _decode(response.text)
+        choice = _first_choice(data)
+        return str(choice.get("text", "")), choice.get("finish_reason"), data.get("usage") or {}
+
+    async def _streamed(self, body: dict[str, Any]) -> tuple[str, str | None, dict[str, Any]]:
+        parts: list[str] = []
+        finish: str | None = None
+        usage: dict[str, Any] = {}
+        done = False
+        async with self._client.stream("POST", "/v1/completions", json=body) as response:
+            if response.status_code != 200:
+                await response.aread()
+                check_status(response)
+            async for line in response.aiter_lines():  # read to the end: the pool keeps it
+                if done or not line.startswith("data:"):
+                    continue  # blank separators and ": ping" comments
+                payload = line[len("data:") :].strip()
+                if payload == "[DONE]":
+                    done = True
+                    continue
+                chunk = _decode(payload)
+                if chunk.get("usage"):
+                    usage = chunk["usage"]
+                choices = chunk.get("choices") or []
+                if choices:
+                    parts.append(str(choices[0].get("text") or ""))
+                    finish = choices[0].get("finish_reason") or finish
+        if not done:
+            raise LLMResponseError(f"{self.base_url}: the stream ended before [DONE]")
+        return "".join(parts), finish, usage
+
+    async def models(self) -> list[str]:
+        """Model ids the server offers (``GET /v1/models``)."""
+        try:
+            response = await self._client.get("/v1/models")
+        except httpx.TransportError as exc:
+            raise LLMUnavailableError(f"cannot reach {self.base_url}: {exc}") from exc
+        check_status(response)
+        data = _decode(response.text).get("data") or []
+        return [str(m.get("id", "")) for m in data if isinstance(m, dict)]
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def _first_choice(data: dict[str, Any]) -> dict[str, Any]:
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise LLMResponseError(f"no choices in the reply: {json.dumps(data)[:120]}")
+    return choices[0]
+
+
+def _decode(text: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise LLMResponseError(f"not JSON: {text[:120]!r}") from exc
+    if not isinstance(data, dict):
+        raise LLMResponseError(f"expected a JSON object, got {text[:120]!r}")
+    if "error" in data:
+        error = data["error"]
+        message = error.get("message", error) if isinstance(error, dict) else error
+        raise LLMResponseError(str(message))
+    return data
