@@ -53,6 +53,8 @@ class LLMError(MudsimError):
     """A language-model call failed."""
 
     exit_code = 3
+    started = False
+    """True when it failed after the reply had begun to stream (never retried elsewhere)."""
 
 
 class LLMUnavailableError(LLMError):

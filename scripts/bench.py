@@ -1,7 +1,7 @@
 """mudsim benchmarks (run by hand; never part of the test suite).
 
     python scripts/bench.py            # every benchmark
-    python scripts/bench.py engine     # one or more of: engine, dispatch, memory, tui, commands, journal
+    python scripts/bench.py engine     # one or more of: engine, dispatch, pool, memory, tui, commands, journal
 
 Prints a table and, last, one JSON object with every figure. Each figure is the median
 of several repeats; the spread (min-max) is printed next to it.
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench_common import REPEATS, summary, world_yaml
-from bench_llm import bench_dispatch, bench_engine
+from bench_llm import bench_dispatch, bench_engine, bench_pool
 from bench_memory import bench_memory
 from bench_tui import bench_tui
 
@@ -90,6 +90,7 @@ def _record_factory() -> Callable[[int], MemoryRecord]:
 BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {
     "engine": bench_engine,
     "dispatch": bench_dispatch,
+    "pool": bench_pool,
     "memory": bench_memory,
     "tui": bench_tui,
     "commands": bench_commands,

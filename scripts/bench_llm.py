@@ -186,3 +186,52 @@ def bench_dispatch(
         | summary("bare_httpx_cpu_us_per_request", bare_cpu)
         | {"cpu_ratio": statistics.median(cpu) / statistics.median(bare_cpu)}
     )
+
+
+async def _pooled(urls: list[str], requests: int, slots: int) -> None:
+    dispatcher = Dispatcher([Endpoint(url, OllamaBackend(url), slots=slots) for url in urls])
+    request = LLMRequest(prompt=lambda: "You are Ada.\n~Ada>", model="bench",
+                         options={"num_ctx": 2048, "stop": ["\n"]})  # fmt: skip
+    await asyncio.gather(*(dispatcher.generate(request) for _ in range(requests)))
+    assert dispatcher.metrics.failures == 0
+    await dispatcher.aclose()
+
+
+def bench_pool(
+    servers: int = 4, slots: int = 4, requests: int = 800, latency: float = 0.1
+) -> dict[str, float]:
+    """4 stub servers (each its own process) answering in 100 ms, 4 slots each, 800
+    requests: target >= 85% of 4 x 4 / 0.1 = 160 req/s."""
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "engine.llm.stub_server",
+                "--model",
+                "bench",
+                "--reply",
+                "say Hello there",
+                "--delay",
+                str(latency),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(servers)
+    ]
+    try:
+        urls = []
+        for process in processes:
+            assert process.stdout is not None
+            urls.append(process.stdout.readline().strip())
+        rates = []
+        for _ in range(REPEATS):
+            wall, _ = _measure(lambda: _pooled(urls, requests, slots))
+            rates.append(requests / wall)
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=10)
+    ceiling = servers * slots / latency
+    return summary("req/s", rates) | {"share_of_ceiling": statistics.median(rates) / ceiling}

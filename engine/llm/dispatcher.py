@@ -5,9 +5,12 @@
 
 - **Priority**: waiting requests are served agent turns first, then summaries, then
   consolidation; first come, first served within a priority.
-- **Concurrency**: each endpoint runs at most ``slots`` requests at once (match the
-  server's parallel slots); a request goes to the free endpoint with the fewest in
-  flight.
+- **A pool of endpoints**: each runs at most ``slots`` requests at once (match the
+  server's parallel slots). An agent's requests go to the same endpoint while it has
+  a free slot (its prompt prefix is cached there), otherwise to the free endpoint with
+  the fewest in flight. An endpoint that refuses connections, times out or answers
+  503 is left alone for ``cooloff`` seconds and the request is retried elsewhere at
+  once; a reply that failed after it began to stream is not retried.
 - **Retries**: connection errors, timeouts, 5xx and 429 are retried with exponential
   backoff and full jitter; other 4xx fail at once. A retry gives its slot back while
   it waits and queues again at its priority.
@@ -27,6 +30,8 @@ import asyncio
 import heapq
 import itertools
 import random
+import time
+import zlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -36,13 +41,15 @@ from engine.llm.metrics import LLMMetrics
 from engine.llm.request import Generation, LLMRequest, Priority
 
 
-@dataclass
+@dataclass(eq=False)
 class Endpoint:
     name: str
     """What people call it: its URL, or ``fake:`` for the scripted backend."""
     backend: Backend
     slots: int = 1
     metrics: LLMMetrics = field(default_factory=LLMMetrics)
+    down_until: float = 0.0
+    """Clock time until which it is left alone after a connection failure or a 503."""
 
 
 @dataclass(frozen=True)
@@ -60,12 +67,21 @@ class RetryPolicy:
 
 
 def is_retryable(error: LLMError) -> bool:
+    if error.started:
+        return False
     if isinstance(error, LLMResponseError):
         return error.retryable
     return isinstance(error, LLMUnavailableError)
 
 
-_Waiter = tuple[int, int, "asyncio.Future[Endpoint]"]
+def means_down(error: LLMError) -> bool:
+    """Connection failures, timeouts and 503 (busy or loading) make an endpoint rest."""
+    if isinstance(error, LLMResponseError):
+        return error.status == 503
+    return isinstance(error, LLMUnavailableError)
+
+
+_Waiter = tuple[int, int, "asyncio.Future[Endpoint]", str | None]
 
 
 class Dispatcher:
@@ -76,6 +92,8 @@ class Dispatcher:
         retry: RetryPolicy = RetryPolicy(),
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        cooloff: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not endpoints:
             raise ValueError("a dispatcher needs at least one endpoint")
@@ -84,6 +102,8 @@ class Dispatcher:
         self.metrics = LLMMetrics()
         self._rng = rng or random.Random()
         self._sleep = sleep
+        self.cooloff = cooloff
+        self._clock = clock
         self._waiters: list[_Waiter] = []
         self._order = itertools.count()
         self._cursor = 0
@@ -94,16 +114,21 @@ class Dispatcher:
     async def generate(self, request: LLMRequest) -> Generation:
         """Run ``request`` on some endpoint, retrying what can be retried."""
         error: LLMError | None = None
+        failover = False
         for attempt in range(self.retry.attempts):
             if attempt:
                 self.metrics.retries += 1
-                await self._sleep(self.retry.delay(attempt - 1, self._rng))
+                if not failover:
+                    await self._sleep(self.retry.delay(attempt - 1, self._rng))
             endpoint = await self._acquire(request)
             try:
                 generation = await self._call(endpoint, request)
             except LLMError as exc:
                 error = exc
                 endpoint.metrics.last_error = self.metrics.last_error = str(exc)
+                if means_down(exc):
+                    endpoint.down_until = self._clock() + self.cooloff
+                failover = any(self._up(e) for e in self.endpoints if e is not endpoint)
                 if not is_retryable(exc):
                     break
             else:
@@ -138,11 +163,12 @@ class Dispatcher:
     async def _acquire(self, request: LLMRequest) -> Endpoint:
         if self._closed:
             raise LLMUnavailableError("the LLM dispatcher is shutting down")
-        if not self._waiters and (endpoint := self._free_endpoint()) is not None:
+        if not self._waiters and (endpoint := self._free_endpoint(request.agent)) is not None:
             self._take(endpoint)
             return endpoint
         granted: asyncio.Future[Endpoint] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiters, (int(request.priority), next(self._order), granted))
+        waiter = (int(request.priority), next(self._order), granted, request.agent)
+        heapq.heappush(self._waiters, waiter)
         self.metrics.queued += 1
         try:
             return await granted
@@ -153,17 +179,34 @@ class Dispatcher:
         finally:
             self.metrics.queued -= 1
 
-    def _free_endpoint(self) -> Endpoint | None:
-        """The endpoint with a free slot and the fewest in flight (ties: round robin)."""
-        best: Endpoint | None = None
+    def _up(self, endpoint: Endpoint) -> bool:
+        return endpoint.down_until <= self._clock()
+
+    def _free_endpoint(self, agent: str | None = None) -> Endpoint | None:
+        """Where a request goes now: the agent's own endpoint if it is up and has a free
+        slot, else the up endpoint with a free slot and the fewest in flight (ties: round
+        robin). Endpoints resting after a failure are used only when none is up."""
+        free = [e for e in self.endpoints if e.metrics.in_flight < e.slots]
+        if not free:
+            return None
+        up = [e for e in free if self._up(e)]
+        if not up and any(self._up(e) for e in self.endpoints):
+            return None  # an up endpoint is only busy: wait for it
+        candidates = up or free
+        if agent is not None:
+            home = self.endpoints[zlib.crc32(agent.encode()) % len(self.endpoints)]
+            if home in candidates:
+                return home
         count = len(self.endpoints)
+        best: Endpoint | None = None
         for step in range(count):
             endpoint = self.endpoints[(self._cursor + step) % count]
-            busy = endpoint.metrics.in_flight
-            if busy < endpoint.slots and (best is None or busy < best.metrics.in_flight):
+            if endpoint in candidates and (
+                best is None or endpoint.metrics.in_flight < best.metrics.in_flight
+            ):
                 best = endpoint
-        if best is not None:
-            self._cursor = (self.endpoints.index(best) + 1) % count
+        assert best is not None
+        self._cursor = (self.endpoints.index(best) + 1) % count
         return best
 
     def _take(self, endpoint: Endpoint) -> None:
@@ -173,8 +216,8 @@ class Dispatcher:
     def _release(self, endpoint: Endpoint) -> None:
         endpoint.metrics.in_flight -= 1
         self.metrics.in_flight -= 1
-        while self._waiters and (free := self._free_endpoint()) is not None:
-            _, _, granted = heapq.heappop(self._waiters)
+        while self._waiters and (free := self._free_endpoint(self._waiters[0][3])) is not None:
+            granted = heapq.heappop(self._waiters)[2]
             if not granted.done():
                 self._take(free)
                 granted.set_result(free)
@@ -182,7 +225,7 @@ class Dispatcher:
     # -- status and shutdown ----------------------------------------------------------
     def queued_by_priority(self) -> dict[Priority, int]:
         counts = dict.fromkeys(Priority, 0)
-        for priority, _, granted in self._waiters:
+        for priority, _, granted, _ in self._waiters:
             if not granted.done():
                 counts[Priority(priority)] += 1
         return counts
@@ -199,7 +242,7 @@ class Dispatcher:
         """Refuse new work, fail what is queued, wait ``grace`` s for calls, cancel the rest."""
         self._closed = True
         while self._waiters:
-            _, _, granted = heapq.heappop(self._waiters)
+            granted = heapq.heappop(self._waiters)[2]
             if not granted.done():
                 granted.set_exception(LLMUnavailableError("the LLM dispatcher is shutting down"))
         running = [task for task in self._calls if not task.done()]

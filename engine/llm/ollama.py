@@ -7,13 +7,15 @@ template); stop sequences go in ``options.stop``. Every NDJSON line is checked f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 
-from engine.errors import LLMResponseError, LLMUnavailableError
+from engine.errors import LLMError, LLMResponseError, LLMUnavailableError
 from engine.llm.request import Generation, LLMRequest
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=120.0, write=30.0, pool=None)
@@ -84,13 +86,14 @@ class OllamaBackend:
                 check_status(response)
             # Read to the end even after "done": a response closed half-read cannot
             # go back to the pool, and every later call would open a new connection.
-            async for line in response.aiter_lines():
-                if not line.strip() or final is not None:
-                    continue
-                chunk = _decode(line)
-                parts.append(str(chunk.get("response", "")))
-                if chunk.get("done"):
-                    final = chunk
+            with once_started(parts, self.base_url):
+                async for line in response.aiter_lines():
+                    if not line.strip() or final is not None:
+                        continue
+                    chunk = _decode(line)
+                    parts.append(str(chunk.get("response", "")))
+                    if chunk.get("done"):
+                        final = chunk
         if final is None:
             raise LLMResponseError(f"{self.base_url}: the stream ended before it said done")
         return "".join(parts), final
@@ -114,6 +117,23 @@ class OllamaBackend:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+@contextlib.contextmanager
+def once_started(parts: list[str], where: str) -> Iterator[None]:
+    """Errors after the first piece of a streamed reply are marked ``started``: the
+    dispatcher then does not retry them elsewhere (the reply was already under way)."""
+    try:
+        yield
+    except LLMError as exc:
+        exc.started = bool(parts)
+        raise
+    except httpx.TransportError as exc:
+        if not parts:
+            raise
+        error = LLMUnavailableError(f"{where}: the stream broke off ({type(exc).__name__})")
+        error.started = True
+        raise error from exc
 
 
 def check_status(response: httpx.Response) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from engine.errors import LLMResponseError, LLMUnavailableError
-from engine.llm.ollama import DEFAULT_TIMEOUT, check_status
+from engine.llm.ollama import DEFAULT_TIMEOUT, check_status, once_started
 from engine.llm.request import Generation, LLMRequest
 
 PASSED_THROUGH = ("stop", "temperature", "top_p", "seed", "top_k", "min_p", "presence_penalty",
@@ -90,20 +90,21 @@ class OpenAIBackend:
             if response.status_code != 200:
                 await response.aread()
                 check_status(response)
-            async for line in response.aiter_lines():  # read to the end: the pool keeps it
-                if done or not line.startswith("data:"):
-                    continue  # blank separators and ": ping" comments
-                payload = line[len("data:") :].strip()
-                if payload == "[DONE]":
-                    done = True
-                    continue
-                chunk = _decode(payload)
-                if chunk.get("usage"):
-                    usage = chunk["usage"]
-                choices = chunk.get("choices") or []
-                if choices:
-                    parts.append(str(choices[0].get("text") or ""))
-                    finish = choices[0].get("finish_reason") or finish
+            with once_started(parts, self.base_url):
+                async for line in response.aiter_lines():  # read to the end: the pool keeps it
+                    if done or not line.startswith("data:"):
+                        continue  # blank separators and ": ping" comments
+                    payload = line[len("data:") :].strip()
+                    if payload == "[DONE]":
+                        done = True
+                        continue
+                    chunk = _decode(payload)
+                    if chunk.get("usage"):
+                        usage = chunk["usage"]
+                    choices = chunk.get("choices") or []
+                    if choices:
+                        parts.append(str(choices[0].get("text") or ""))
+                        finish = choices[0].get("finish_reason") or finish
         if not done:
             raise LLMResponseError(f"{self.base_url}: the stream ended before [DONE]")
         return "".join(parts), finish, usage
