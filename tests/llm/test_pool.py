@@ -37,14 +37,18 @@ def _pool(*stubs: StubOllama, slots: int = 2, clock: Clock | None = None,
         if sleeps is not None:
             sleeps.append(seconds)
 
-    endpoints = [Endpoint(s.url, OllamaBackend(s.url, timeout=httpx.Timeout(5.0)), slots) for s in stubs]
+    endpoints = [
+        Endpoint(s.url, OllamaBackend(s.url, timeout=httpx.Timeout(5.0)), slots) for s in stubs
+    ]
     return Dispatcher(endpoints, retry=RetryPolicy(attempts=3, base_delay=0.001), sleep=sleep,
                       cooloff=10.0, clock=clock or Clock())  # fmt: skip
 
 
 def _agent_at_home(index: int, endpoints: int = 2) -> str:
     """An agent name whose home endpoint is ``index``."""
-    return next(f"Agent{n}" for n in range(1000) if zlib.crc32(f"Agent{n}".encode()) % endpoints == index)
+    return next(
+        f"Agent{n}" for n in range(1000) if zlib.crc32(f"Agent{n}".encode()) % endpoints == index
+    )
 
 
 def _request(agent: str | None) -> LLMRequest:
