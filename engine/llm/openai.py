@@ -14,32 +14,19 @@ import json
 import time
 from typing import Any
 
-import httpx
-
-from engine.errors import LLMResponseError, LLMUnavailableError
-from engine.llm.ollama import DEFAULT_TIMEOUT, check_status, once_started
+from engine.errors import LLMResponseError
+from engine.llm.http import HttpBackend, check_status, decode_object, once_started
 from engine.llm.request import Generation, LLMRequest
 
 PASSED_THROUGH = ("stop", "temperature", "top_p", "seed", "top_k", "min_p", "presence_penalty",
                   "frequency_penalty")  # fmt: skip
 
 
-class OpenAIBackend:
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        stream: bool = True,
-        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
+class OpenAIBackend(HttpBackend):
+    def __init__(self, base_url: str, **settings: Any) -> None:
         """``base_url`` is the server (``http://gpu1:8000``) or its ``/v1`` root."""
         root = base_url.rstrip("/")
-        self.base_url = root[: -len("/v1")] if root.endswith("/v1") else root
-        self.stream = stream
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url, timeout=timeout, transport=transport
-        )
+        super().__init__(root[: -len("/v1")] if root.endswith("/v1") else root, **settings)
 
     def body(self, request: LLMRequest) -> dict[str, Any]:
         options = request.options
@@ -57,15 +44,11 @@ class OpenAIBackend:
     async def generate(self, request: LLMRequest) -> Generation:
         started = time.perf_counter()
         body = self.body(request)
-        try:
+        with self.reaching():
             if self.stream:
                 text, finish, usage = await self._streamed(body)
             else:
                 text, finish, usage = await self._whole(body)
-        except httpx.TimeoutException as exc:
-            raise LLMUnavailableError(f"{self.base_url} timed out ({type(exc).__name__})") from exc
-        except httpx.TransportError as exc:
-            raise LLMUnavailableError(f"cannot reach {self.base_url}: {exc}") from exc
         return Generation(
             text=text,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
@@ -77,7 +60,7 @@ class OpenAIBackend:
     async def _whole(self, body: dict[str, Any]) -> tuple[str, str | None, dict[str, Any]]:
         response = await self._client.post("/v1/completions", json=body)
         check_status(response)
-        data = _decode(response.text)
+        data = decode_object(response.text)
         choice = _first_choice(data)
         return str(choice.get("text", "")), choice.get("finish_reason"), data.get("usage") or {}
 
@@ -98,7 +81,7 @@ class OpenAIBackend:
                     if payload == "[DONE]":
                         done = True
                         continue
-                    chunk = _decode(payload)
+                    chunk = decode_object(payload)
                     if chunk.get("usage"):
                         usage = chunk["usage"]
                     choices = chunk.get("choices") or []
@@ -111,16 +94,8 @@ class OpenAIBackend:
 
     async def models(self) -> list[str]:
         """Model ids the server offers (``GET /v1/models``)."""
-        try:
-            response = await self._client.get("/v1/models")
-        except httpx.TransportError as exc:
-            raise LLMUnavailableError(f"cannot reach {self.base_url}: {exc}") from exc
-        check_status(response)
-        data = _decode(response.text).get("data") or []
+        data = (await self.get_json("/v1/models")).get("data") or []
         return [str(m.get("id", "")) for m in data if isinstance(m, dict)]
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
 
 
 def _first_choice(data: dict[str, Any]) -> dict[str, Any]:
@@ -128,17 +103,3 @@ def _first_choice(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise LLMResponseError(f"no choices in the reply: {json.dumps(data)[:120]}")
     return choices[0]
-
-
-def _decode(text: str) -> dict[str, Any]:
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise LLMResponseError(f"not JSON: {text[:120]!r}") from exc
-    if not isinstance(data, dict):
-        raise LLMResponseError(f"expected a JSON object, got {text[:120]!r}")
-    if "error" in data:
-        error = data["error"]
-        message = error.get("message", error) if isinstance(error, dict) else error
-        raise LLMResponseError(str(message))
-    return data

@@ -194,6 +194,8 @@ def _graceful_interrupts(scheduler: Scheduler) -> Iterator[None]:
 
     installed = []
     for signum in (signal.SIGINT, signal.SIGTERM):
+        # Not on Windows' loop, nor off the main thread: Ctrl-C then stays Python's
+        # KeyboardInterrupt, which the CLI turns into one line.
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, on_signal)
             installed.append(signum)
