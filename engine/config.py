@@ -31,6 +31,9 @@ class EndpointConfig(_Settings):
 class RoleProfile(_Settings):
     model: str | None = None
     options: dict[str, Any] = {}
+    constrain: bool | None = None
+    """Actor only: decode only valid commands (a grammar for the embedded model, Ollama's
+    ``format`` with a JSON schema). Unset: on for the embedded model, off over HTTP."""
 
 
 RoleName = Literal["actor", "summarizer", "consolidator"]

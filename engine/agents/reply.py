@@ -3,11 +3,13 @@
 Thinking (``<think>...</think>``) is dropped; each line then loses echoes of the cue
 (``~Name>``, ``Name>``, ``>``) and quotes wrapping all of it, and the first line left
 holding something other than a ``#`` comment is the command. A ``| reason`` stays on
-the line: the command parser splits it off.
+the line: the command parser splits it off. A reply that is a JSON object with a
+``command`` string (what a model constrained by a JSON schema writes) is that command.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 _THOUGHT = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
@@ -53,11 +55,34 @@ def parse_reply(text: str, name: str) -> str | None:
     ``#`` wins. The result is one non-empty line, and parsing it again gives it back.
     """
     echo_pattern = _echo(name.strip())
+    command = _json_command(text)
+    if command is None:
+        line = _first_command(text, echo_pattern)
+        command = _json_command(line) if line else None
+        if command is None:
+            return line
+    line = _first_command(command, echo_pattern)
+    return None if line is None or line.startswith("{") else line
+
+
+def _first_command(text: str, echo_pattern: re.Pattern[str]) -> str | None:
     for raw in drop_thinking(text).splitlines():
         line = _unwrap(raw, echo_pattern)
         if line and not line.startswith("#"):
             return line
     return None
+
+
+def _json_command(text: str) -> str | None:
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return None
+    command = data.get("command") if isinstance(data, dict) else None
+    return command if isinstance(command, str) else None
 
 
 def repeat_key(line: str) -> str:

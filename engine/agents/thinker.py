@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from engine.agents.reply import parse_reply, repeat_key
 from engine.commands.result import Result
 from engine.errors import LLMError
-from engine.llm.request import Generation, LLMRequest, Priority
+from engine.llm.request import Constraint, Generation, LLMRequest, Priority
 
 MAX_ASKS = 3
 """One ask plus at most two re-asks after a repeat."""
@@ -59,6 +59,10 @@ class Thinker:
     execute: Callable[[str], Result]
     seed: int | None = None
     """When set, each ask gets its own reproducible ``options.seed``."""
+    constraint: Callable[[], Constraint] | None = None
+    """What a valid command looks like now (for backends that constrain decoding)."""
+    constrain: bool | None = None
+    """The actor profile's ``constrain`` (None: the backend's default)."""
     last_key: str | None = None
     turns: int = 0
     skipped: int = 0
@@ -121,4 +125,6 @@ class Thinker:
             agent=self.name,
             role="actor",
             priority=Priority.TURN,
+            constraint=self.constraint,
+            constrain=self.constrain,
         )

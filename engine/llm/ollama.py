@@ -2,7 +2,8 @@
 
 Completion-style prompts go with ``raw: true`` (else Ollama wraps them in a chat
 template); stop sequences go in ``options.stop``. Every NDJSON line is checked for an
-``error`` key, because once a stream has started the status is already 200.
+``error`` key, because once a stream has started the status is already 200. With a
+profile's ``constrain: true``, ``format`` carries the JSON schema of a valid command.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ class OllamaBackend(HttpBackend):
             body["keep_alive"] = request.keep_alive
         if request.system and not request.raw:  # raw mode refuses a system prompt
             body["system"] = request.system
+        if request.constrain and request.constraint is not None:
+            # The reply is then {"command": ...}, which the schema may spread over lines.
+            body["format"] = dict(request.constraint().json_schema)
+            stops = body["options"].get("stop") or []
+            body["options"]["stop"] = [s for s in stops if s != "\n"]
         return body
 
     async def _whole(self, body: dict[str, Any]) -> dict[str, Any]:

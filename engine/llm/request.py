@@ -23,6 +23,16 @@ class Priority(IntEnum):
 
 
 @dataclass(frozen=True)
+class Constraint:
+    """The replies a request allows, in the forms backends understand."""
+
+    gbnf: str
+    """A llama.cpp grammar (the embedded model)."""
+    json_schema: Mapping[str, Any]
+    """For Ollama's ``format``: the reply is ``{"command": "..."}``."""
+
+
+@dataclass(frozen=True)
 class LLMRequest:
     prompt: Callable[[], str]
     """Called at dispatch; returns the completion-style prompt."""
@@ -36,6 +46,11 @@ class LLMRequest:
     agent: str | None = None
     role: Role = "actor"
     priority: Priority = Priority.TURN
+    constraint: Callable[[], Constraint] | None = None
+    """Called at dispatch, like the prompt: what a valid reply looks like now."""
+    constrain: bool | None = None
+    """Use ``constraint``: None lets the backend decide (the embedded model does, HTTP
+    backends do not); a profile's ``constrain: true`` or ``false`` says so for all."""
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from engine.agents.command_grammar import CommandGrammar, RoomView, command_shapes, help_topics
 from engine.agents.prompt import PromptParts, char_budget, render_prompt
+from engine.commands.registry import Command
+from engine.llm.request import Constraint
 from engine.memory.waterfall import verbatim_count
 from engine.vault.notes import Note
 from engine.world.model import Character
@@ -71,3 +75,29 @@ def build_prompt(sim: Simulation, character: Character) -> str:
     options = sim.actor_options
     budget = char_budget(int(options["num_ctx"]), int(options.get("num_predict", 0)))
     return render_prompt(prompt_parts(sim, character), budget)
+
+
+def command_grammar(sim: Simulation, character: Character) -> CommandGrammar:
+    """What ``character`` can validly type where it stands now."""
+    world = sim.world
+    room = world.rooms[character.location]
+    here = [t.name for t in world.things_in(room.id)]
+    here += [c.name for c in world.characters_in(room.id, besides=character)]
+    commands = tuple(sim.registry.allowed(character.role))
+    view = RoomView(exits=tuple(room.exits), things=tuple(here), topics=help_topics(commands))
+    return _grammar(commands, view)
+
+
+def command_constraint(sim: Simulation, character: Character) -> Constraint:
+    grammar = command_grammar(sim, character)
+    return _constraint(grammar)
+
+
+@lru_cache(maxsize=256)
+def _grammar(commands: tuple[Command, ...], view: RoomView) -> CommandGrammar:
+    return CommandGrammar(command_shapes(commands, view))
+
+
+@lru_cache(maxsize=256)
+def _constraint(grammar: CommandGrammar) -> Constraint:
+    return Constraint(gbnf=grammar.gbnf(), json_schema=grammar.json_schema())

@@ -27,7 +27,7 @@ from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, ch
 from engine.llm.dispatcher import Dispatcher
 from engine.llm.metrics import seconds
 from engine.sim.do import summarizer_models
-from engine.sim.prompting import build_prompt
+from engine.sim.prompting import build_prompt, command_constraint
 from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import LLMLink, Simulation
 from engine.world.events import Event, EventKind
@@ -62,6 +62,8 @@ def make_thinkers(
     sim: Simulation, models: Mapping[str, str], seed: int | None = None
 ) -> dict[str, Thinker]:
     options = sim.actor_options
+    profile = sim.settings.llm.profiles.get("actor")
+    constrain = profile.constrain if profile else None
     thinkers = {}
     for agent_id, model in models.items():
         character = sim.world.characters[agent_id]
@@ -73,6 +75,8 @@ def make_thinkers(
             announce=lambda c=character: sim.announce_thinking(c),  # type: ignore[misc]
             execute=lambda line, c=character: sim.execute(c, line),  # type: ignore[misc]
             seed=seed,
+            constraint=lambda c=character: command_constraint(sim, c),  # type: ignore[misc]
+            constrain=constrain,
             last_key=_last_command(sim, agent_id),
         )
     return thinkers

@@ -19,11 +19,15 @@ Which servers the agents think with, and the options each kind of call uses.
 - `endpoints`: a list of `{url, kind, model, slots}`. `kind` is `ollama` (`/api/generate`),
   `openai` (`/v1/completions`: vLLM, llama.cpp server) or `local` (the embedded model).
   `slots` is how many requests that server runs at once. An empty list means: use
-  `--llm`, else `MUDSIM_LLM_URL`, else `http://localhost:11434`.
+  `--llm`, else `MUDSIM_LLM_URL`, else `http://localhost:11434`, else the embedded
+  model if it is installed.
 - `profiles`: per role (`actor` takes turns, `summarizer` compacts memories,
   `consolidator` builds the knowledge bank), a `model` and Ollama `options`.
   `num_ctx` is fixed per profile (changing it reloads the model). Summaries stop on a
   blank line, never on a single newline.
+- `constrain` (actor only): `true` makes the model write only valid commands for where
+  the agent stands (Ollama: `format` with a JSON schema); `false` never; unset (`null`)
+  means on for the embedded model and off over HTTP.
 
 Model: `--model` > `MUDSIM_MODEL` > the character's `model` > the profile > gemma3:4b.
 """

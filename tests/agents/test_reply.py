@@ -3,6 +3,8 @@ quotes stripped, comments skipped; and the key that spots a repeated command."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -84,6 +86,22 @@ def test_repeat_key_examples() -> None:
     assert repeat_key("say a | b | c") == "say a"
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"command": "go east"}', "go east"),
+        ('{\n  "command": "say Hi | to greet"\n}', "say Hi | to greet"),
+        ('  {"command": "~Bo> look"}  ', "look"),
+        ('{"command": ""}', None),
+        ('{"command": "{\\"command\\": \\"look\\"}"}', None),
+        ('{"verb": "look"}', '{"verb": "look"}'),
+        ('{"command": "look"', '{"command": "look"'),
+    ],
+)
+def test_a_json_command_object_is_its_command(text: str, expected: str | None) -> None:
+    assert parse_reply(text, "Bo") == expected
+
+
 # --- properties ----------------------------------------------------------------------
 
 names = st.sampled_from(["Bo", " bo "]) | st.text(alphabet="abcdefgXYZ0189 ", max_size=10)
@@ -93,9 +111,14 @@ tokens = (
     | st.characters()
 )
 replies = st.lists(tokens, max_size=30).map("".join)
+json_replies = st.builds(
+    lambda inner, spaces: json.dumps({"command": inner}, indent=spaces),
+    replies,
+    st.none() | st.integers(0, 2),
+)
 
 
-@given(replies, names)
+@given(replies | json_replies, names)
 def test_result_is_one_non_empty_stripped_line(text: str, name: str) -> None:
     result = parse_reply(text, name)
     if result is not None:
@@ -108,7 +131,7 @@ def test_result_is_one_non_empty_stripped_line(text: str, name: str) -> None:
         assert "</think>" not in result.lower()
 
 
-@given(replies, names)
+@given(replies | json_replies, names)
 def test_parsing_twice_changes_nothing(text: str, name: str) -> None:
     result = parse_reply(text, name)
     if result is not None:

@@ -63,6 +63,31 @@ def test_a_headless_run_of_the_demo_world(
     assert "system" not in first
 
 
+def test_constrain_true_sends_the_command_schema_and_runs_the_json_reply(
+    stub: StubOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault = tmp_path / "vault"
+    (vault / "config").mkdir(parents=True)
+    (vault / "config" / "llm.md").write_text("---\nprofiles:\n  actor:\n    constrain: true\n---\n")
+    code, out, err = _run(capsys, str(DEMO), "--vault", str(vault), "--headless", "--turns", "2",
+                          "--llm", stub.url, "--model", "tiny", "--seed", "1")  # fmt: skip
+    assert code == 0, err
+    assert 'says, "Good morning."' in out
+    turns = [body for body in stub.requests if body["prompt"].endswith(("~Eliza>", "~Moss>"))]
+    assert len(turns) == 4
+    for body in turns:
+        pattern = body["format"]["properties"]["command"]["pattern"]
+        assert re.fullmatch(pattern, "look")
+        assert not re.fullmatch(pattern, "fly away")
+        assert "\n" not in body["options"]["stop"]  # the JSON may span lines
+    commands = [
+        json.loads(line)["command"]
+        for name in ("Eliza", "Moss")
+        for line in (vault / "agents" / name / "memories.jsonl").read_text().splitlines()
+    ]
+    assert "say Good morning." in commands  # read out of {"command": ...}
+
+
 def test_the_prompt_impersonate_shows_is_what_the_llm_gets(
     stub: StubOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
