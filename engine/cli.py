@@ -21,6 +21,8 @@ from typing import NoReturn
 from engine.errors import MudsimError, UsageError
 from engine.sim.status import read_status
 
+SERVE_PORT = 11435
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
@@ -63,6 +65,18 @@ def status(args: argparse.Namespace) -> None:
         print(json.dumps({"agents": [s.to_json() for s in statuses]}, indent=2))
     else:
         print("\n\n".join(s.render() for s in statuses))
+
+
+def serve_llm(args: argparse.Namespace) -> None:
+    from engine.llm.serve import serve
+
+    serve(args.port)
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {text!r}")
+    return int(text)
 
 
 def _positive(text: str) -> int:
@@ -110,7 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = verb(
         "run", "Run the world with thinking agents in a terminal UI (--headless: to stdout)."
     )
-    sub.add_argument("--llm", metavar="URL", help="LLM server URL, or fake: for a scripted demo")
+    sub.add_argument(
+        "--llm",
+        metavar="URL",
+        help="LLM server URL (a /v1 URL: OpenAI-compatible), local for the embedded "
+        "model, or fake: for a scripted demo",
+    )
     sub.add_argument("--model", metavar="NAME", help="model for every agent (default: gemma3:4b)")
     sub.add_argument("--headless", action="store_true", help="print the narrative, no TUI")
     sub.add_argument(
@@ -140,6 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--agent", metavar="NAME", help="only this character")
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub.set_defaults(run=status)
+    summary = "Serve the embedded model as an Ollama-compatible endpoint on 127.0.0.1."
+    sub = verbs.add_parser("serve-llm", help=summary, description=summary)
+    sub.add_argument("--port", type=_port, default=SERVE_PORT, metavar="P",
+                     help=f"port (default {SERVE_PORT})")  # fmt: skip
+    sub.set_defaults(run=serve_llm)
     return parser
 
 

@@ -22,24 +22,39 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from engine.commands.registry import CATEGORIES, ArgKind, Command
+from engine.commands.registry import ArgKind, Command
 
-TEXT_MAX = 160
-"""Characters of free text a command (or a reason) may carry."""
-TITLE_MAX = 40
+WORDS_MAX = 12
+"""Words of free text a command may carry, single-spaced; a reason carries half as many.
+The language is finite, so a constrained model always finishes its line."""
+WORD_MAX = 16
 _UNSAYABLE = frozenset("\n|")
 """A name holding these cannot be written on one command line."""
 
 Free = Literal["text", "title"]
 
+_WORD = f"[^\\n| ]{{1,{WORD_MAX}}}"
+_TITLE_WORD = "[A-Za-z0-9']{1,16}"
+
+
+def _gbnf_words(word: str, most: int) -> str:
+    return f'{word} ( " " {word} ){{0,{most - 1}}}'
+
+
+def _regex_words(word: str, most: int) -> str:
+    return f"{word}( {word}){{0,{most - 1}}}"
+
+
 # Free-text classes, written once for GBNF and once for regular expressions.
 _GBNF_RULES = {
-    "text": f"[^\\n| ] [^\\n|]{{0,{TEXT_MAX - 1}}}",
-    "title": f"[A-Za-z0-9'] [A-Za-z0-9' ]{{0,{TITLE_MAX - 1}}}",
+    "text": _gbnf_words(_WORD, WORDS_MAX),
+    "title": _gbnf_words(_TITLE_WORD, 4),
+    "reason": _gbnf_words(_WORD, WORDS_MAX // 2),
 }
 _REGEX_RULES = {
-    "text": f"[^\\n| ][^\\n|]{{0,{TEXT_MAX - 1}}}",
-    "title": f"[A-Za-z0-9'][A-Za-z0-9' ]{{0,{TITLE_MAX - 1}}}",
+    "text": _regex_words(_WORD, WORDS_MAX),
+    "title": _regex_words(_TITLE_WORD, 4),
+    "reason": _regex_words(_WORD, WORDS_MAX // 2),
 }
 
 
@@ -108,8 +123,9 @@ def _slot(kind: ArgKind, view: RoomView, optional: bool, lead: str) -> Slot | No
 
 
 def help_topics(commands: Iterable[Command]) -> tuple[str, ...]:
-    """What ``help`` may be asked about: the in-character commands and the categories."""
-    return (*(c.key for c in commands if not c.key.startswith("@")), *CATEGORIES)
+    """What ``help`` may be asked about: the in-character commands and their categories."""
+    usable = [c for c in commands if not c.key.startswith("@")]
+    return (*(c.key for c in usable), *dict.fromkeys(c.category for c in usable))
 
 
 @dataclass(frozen=True)
@@ -123,10 +139,9 @@ class CommandGrammar:
     def gbnf(self) -> str:
         alternatives = " | ".join(_gbnf_shape(shape) for shape in self.shapes)
         lines = [
-            'root ::= command ( " | " text )?',
+            'root ::= command ( " | " reason )?',
             f"command ::= {alternatives}",
-            f"text ::= {_GBNF_RULES['text']}",
-            f"title ::= {_GBNF_RULES['title']}",
+            *(f"{name} ::= {rule}" for name, rule in _GBNF_RULES.items()),
         ]
         return "\n".join(lines) + "\n"
 
@@ -134,7 +149,7 @@ class CommandGrammar:
         """The language as a regular expression (plain groups only, so llama.cpp's
         schema converter reads it too); match it against a whole line."""
         alternatives = "|".join(_regex_shape(shape) for shape in self.shapes)
-        return f"({alternatives})( \\| {_REGEX_RULES['text']})?"
+        return f"({alternatives})( \\| {_REGEX_RULES['reason']})?"
 
     def json_schema(self) -> dict[str, Any]:
         return {

@@ -4,7 +4,8 @@ Thinking (``<think>...</think>``) is dropped; each line then loses echoes of the
 (``~Name>``, ``Name>``, ``>``) and quotes wrapping all of it, and the first line left
 holding something other than a ``#`` comment is the command. A ``| reason`` stays on
 the line: the command parser splits it off. A reply that is a JSON object with a
-``command`` string (what a model constrained by a JSON schema writes) is that command.
+``command`` string (what a model constrained by a JSON schema writes) is that command,
+and one cut off by the token limit is what it holds so far.
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ def _first_command(text: str, echo_pattern: re.Pattern[str]) -> str | None:
     return None
 
 
+_CUT_JSON = re.compile(r'\{\s*"command"\s*:\s*"((?:[^"\\]|\\.)*)')
+"""A ``{"command": "...`` cut off by a token limit: the string so far."""
+
+
 def _json_command(text: str) -> str | None:
     stripped = text.strip()
     if not stripped.startswith("{"):
@@ -80,7 +85,13 @@ def _json_command(text: str) -> str | None:
     try:
         data = json.loads(stripped)
     except ValueError:
-        return None
+        cut = _CUT_JSON.match(stripped)
+        if cut is None:
+            return None
+        try:
+            return str(json.loads(f'"{cut.group(1)}"'))
+        except ValueError:
+            return None
     command = data.get("command") if isinstance(data, dict) else None
     return command if isinstance(command, str) else None
 

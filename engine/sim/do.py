@@ -2,7 +2,8 @@
 result, wait (bounded) for the memory compactions they started, save.
 
 Compaction uses the LLM the settings name (``MUDSIM_LLM_URL``, ``config/llm.md``, else
-``http://localhost:11434``) with a single attempt per chunk: ``do`` never fails
+``http://localhost:11434``, else the embedded model if installed) with a single attempt
+per chunk: ``do`` never fails
 because that LLM is out of reach, the compaction simply stays pending for the next run.
 """
 
@@ -14,8 +15,9 @@ from pathlib import Path
 from typing import TextIO
 
 from engine.errors import MudsimError
-from engine.llm.connect import build_dispatcher, choose_llm, choose_model
+from engine.llm.connect import build_dispatcher, choose_llm, choose_model, settle_default
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
+from engine.llm.local import MODEL_NAME as LOCAL_MODEL
 from engine.memory.waterfall import compaction_due
 from engine.sim.simulation import Simulation
 
@@ -34,13 +36,23 @@ def summarizer_models(
     }
 
 
-def compaction_llm(sim: Simulation, environ: Mapping[str, str]) -> Dispatcher | None:
+async def compaction_llm(
+    sim: Simulation, environ: Mapping[str, str]
+) -> tuple[Dispatcher, dict[str, str]] | None:
+    """The dispatcher and each character's summarizer model, or None (said why)."""
+
+    def notice(line: str) -> None:
+        print(f"mudsim: {line}", file=sys.stderr, flush=True)
+
     try:
-        choice = choose_llm(None, environ, sim.settings.llm)
+        choice = await settle_default(choose_llm(None, environ, sim.settings.llm), notice)
+        retry = RetryPolicy(attempts=1, deadline=SETTLE_TIMEOUT)
+        dispatcher = build_dispatcher(choice, retry=retry)
     except MudsimError as exc:
-        print(f"mudsim: warning: memory compaction is off: {exc}", file=sys.stderr)
+        notice(f"warning: memory compaction is off: {exc}")
         return None
-    return build_dispatcher(choice, retry=RetryPolicy(attempts=1, deadline=SETTLE_TIMEOUT))
+    models = summarizer_models(sim, None, environ)
+    return dispatcher, dict.fromkeys(models, LOCAL_MODEL) if choice.local else models
 
 
 async def do_commands(
@@ -56,10 +68,11 @@ async def do_commands(
     dispatcher: Dispatcher | None = None
     try:
         character = sim.character(as_name)
-        dispatcher = compaction_llm(sim, environ)
-        if dispatcher is not None:
+        llm = await compaction_llm(sim, environ)
+        if llm is not None:
+            dispatcher, models = llm
             sim.compactor.retry = False
-            sim.start_compaction(dispatcher, summarizer_models(sim, None, environ))
+            sim.start_compaction(dispatcher, models)
         for index, line in enumerate(commands):
             result = sim.execute(character, line)
             if len(commands) > 1:

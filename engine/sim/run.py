@@ -23,8 +23,15 @@ from typing import TextIO
 
 from engine.agents.reply import repeat_key
 from engine.agents.thinker import Thinker, Turn
-from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, choose_model
+from engine.llm.connect import (
+    build_dispatcher,
+    check_endpoints,
+    choose_llm,
+    choose_model,
+    settle_default,
+)
 from engine.llm.dispatcher import Dispatcher
+from engine.llm.local import MODEL_NAME as LOCAL_MODEL
 from engine.llm.metrics import seconds
 from engine.sim.do import summarizer_models
 from engine.sim.prompting import build_prompt, command_constraint
@@ -94,9 +101,16 @@ async def connect(
     sim: Simulation, options: RunOptions, environ: Mapping[str, str]
 ) -> tuple[Dispatcher, dict[str, str]]:
     """Pick the LLM and models, and check the server has them (exit 3 if not)."""
-    choice = choose_llm(options.llm, environ, sim.settings.llm)
+
+    def notice(line: str) -> None:
+        print(f"mudsim: {line}", file=sys.stderr, flush=True)
+
+    choice = await settle_default(choose_llm(options.llm, environ, sim.settings.llm), notice)
     models = agent_models(sim, options.model, environ)
     summarizers = summarizer_models(sim, options.model, environ)
+    if choice.local:  # it has one model, whatever the world or llm.md name
+        models = dict.fromkeys(models, LOCAL_MODEL)
+        summarizers = dict.fromkeys(summarizers, LOCAL_MODEL)
     dispatcher = build_dispatcher(choice)
     try:
         await check_endpoints(dispatcher, [*models.values(), *summarizers.values()])

