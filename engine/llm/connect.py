@@ -24,7 +24,13 @@ from engine.config import DEFAULT_LLM_URL, DEFAULT_MODEL, LLMConfig, RoleName
 from engine.errors import LLMError, LLMUnavailableError, UsageError
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.llm.fake import ScriptedBackend
-from engine.llm.local import DESCRIPTION, INSTALL_HINT, LocalBackend, local_available
+from engine.llm.local import (
+    DEFAULT_CTX,
+    DESCRIPTION,
+    INSTALL_HINT,
+    LocalBackend,
+    local_available,
+)
 from engine.llm.ollama import OllamaBackend
 from engine.llm.openai import OpenAIBackend
 
@@ -171,13 +177,16 @@ def _backend(
     return OllamaBackend(endpoint.url, stream=stream)
 
 
-async def check_endpoints(dispatcher: Dispatcher, models: Iterable[str]) -> None:
-    """Every Ollama endpoint answers and has every model, or one clear line (exit 3)."""
+async def check_endpoints(
+    dispatcher: Dispatcher, models: Iterable[str], n_ctx: int = DEFAULT_CTX
+) -> None:
+    """Every Ollama endpoint answers and has every model, or one clear line (exit 3);
+    the embedded model is loaded (with the actor's context size)."""
     wanted = sorted(set(models))
     for endpoint in dispatcher.endpoints:
         backend = endpoint.backend
         if isinstance(backend, LocalBackend):
-            await backend.load()  # a file that will not load is found now, not mid-run
+            await backend.load(n_ctx)  # a file that will not load is found now, not mid-run
             continue
         if not isinstance(backend, OllamaBackend | OpenAIBackend):
             continue

@@ -74,7 +74,7 @@ class LocalModel:
 
     def __init__(self, path: Path, *, n_ctx: int = DEFAULT_CTX, prefix_cache: bool = True,
                  threads: int | None = None) -> None:  # fmt: skip
-        self.path, self.n_ctx = path, n_ctx
+        self.path, self.n_ctx, self.prefix_cache = path, n_ctx, prefix_cache
         self.lock = threading.Lock()
         self._llama = _load(path, n_ctx, threads or os.cpu_count() or 1)
         if prefix_cache:
@@ -88,6 +88,7 @@ class LocalModel:
     ) -> Iterator[str]:
         """Pieces of the completion as they are decoded (the lock is held until the end)."""
         with self.lock:
+            self._forget()
             try:
                 chunks = self._llama.create_completion(
                     prompt, stream=True, grammar=self._grammar(gbnf), **_sampling(options)
@@ -101,6 +102,7 @@ class LocalModel:
         self, prompt: str, options: Mapping[str, Any], gbnf: str | None = None
     ) -> LocalResult:
         with self.lock:
+            self._forget()
             try:
                 out = self._llama.create_completion(
                     prompt, grammar=self._grammar(gbnf), **_sampling(options)
@@ -111,6 +113,11 @@ class LocalModel:
         usage = out["usage"]  # type: ignore[index]
         return LocalResult(str(choice["text"]), int(usage["prompt_tokens"]),
                            int(usage["completion_tokens"]), choice.get("finish_reason"))  # fmt: skip
+
+    def _forget(self) -> None:
+        """Without the prefix cache, no reuse at all: not even of the last prompt."""
+        if not self.prefix_cache:
+            self._llama.reset()  # type: ignore[no-untyped-call]
 
     def count_tokens(self, text: str) -> int:
         with self.lock:

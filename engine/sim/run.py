@@ -113,7 +113,8 @@ async def connect(
         summarizers = dict.fromkeys(summarizers, LOCAL_MODEL)
     dispatcher = build_dispatcher(choice)
     try:
-        await check_endpoints(dispatcher, [*models.values(), *summarizers.values()])
+        wanted = [*models.values(), *summarizers.values()]
+        await check_endpoints(dispatcher, wanted, int(sim.actor_options["num_ctx"]))
     except BaseException:
         await dispatcher.aclose()
         raise
