@@ -442,3 +442,11 @@ def test_the_real_entry_point_end_to_end(world_file: Path, vault_dir: Path) -> N
     assert done.returncode == 2
     assert len(done.stderr.splitlines()) == 1, done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("port", ["0", "65536", "http", "-1"])
+def test_serve_llm_refuses_a_bad_port(port: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve-llm", "--port", port]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "expected a port from 1 to 65535" in err
