@@ -74,7 +74,7 @@ class LocalModel:
 
     def __init__(self, path: Path, *, n_ctx: int = DEFAULT_CTX, prefix_cache: bool = True,
                  threads: int | None = None) -> None:  # fmt: skip
-        self.path, self.n_ctx, self.prefix_cache = path, n_ctx, prefix_cache
+        self.n_ctx, self.prefix_cache = n_ctx, prefix_cache
         self.lock = threading.Lock()
         self._llama = _load(path, n_ctx, threads or os.cpu_count() or 1)
         if prefix_cache:
@@ -87,37 +87,29 @@ class LocalModel:
         self, prompt: str, options: Mapping[str, Any], gbnf: str | None = None
     ) -> Iterator[str]:
         """Pieces of the completion as they are decoded (the lock is held until the end)."""
-        with self.lock:
-            self._forget()
-            try:
-                chunks = self._llama.create_completion(
-                    prompt, stream=True, grammar=self._grammar(gbnf), **_sampling(options)
-                )
-                for chunk in chunks:
-                    yield str(chunk["choices"][0]["text"])  # type: ignore[index]
-            except ValueError as exc:  # a prompt longer than the context, a bad grammar
-                raise LLMResponseError(f"the embedded model refused the request: {exc}") from exc
+        with self.lock, _refusals():
+            for chunk in self._create(prompt, options, gbnf, stream=True):
+                yield str(chunk["choices"][0]["text"])
 
     def complete(
         self, prompt: str, options: Mapping[str, Any], gbnf: str | None = None
     ) -> LocalResult:
-        with self.lock:
-            self._forget()
-            try:
-                out = self._llama.create_completion(
-                    prompt, grammar=self._grammar(gbnf), **_sampling(options)
-                )
-            except ValueError as exc:
-                raise LLMResponseError(f"the embedded model refused the request: {exc}") from exc
-        choice = out["choices"][0]  # type: ignore[index]
-        usage = out["usage"]  # type: ignore[index]
+        with self.lock, _refusals():
+            out = self._create(prompt, options, gbnf, stream=False)
+        choice, usage = out["choices"][0], out["usage"]
         return LocalResult(str(choice["text"]), int(usage["prompt_tokens"]),
                            int(usage["completion_tokens"]), choice.get("finish_reason"))  # fmt: skip
 
-    def _forget(self) -> None:
-        """Without the prefix cache, no reuse at all: not even of the last prompt."""
+    def _create(self, prompt: str, options: Mapping[str, Any], gbnf: str | None,
+                *, stream: bool) -> Any:  # fmt: skip
+        """``create_completion`` with the lock held; without the prefix cache nothing is
+        reused at all, not even the last prompt's state."""
         if not self.prefix_cache:
             self._llama.reset()  # type: ignore[no-untyped-call]
+        grammar = self._grammar(gbnf)
+        return self._llama.create_completion(
+            prompt, stream=stream, grammar=grammar, **_sampling(options)
+        )
 
     def count_tokens(self, text: str) -> int:
         with self.lock:
@@ -145,11 +137,19 @@ def _sampling(options: Mapping[str, Any]) -> dict[str, Any]:
         "temperature": float(options.get("temperature", 0.8)),
         "stop": [stop] if isinstance(stop, str) else list(stop),
     }
-    for ours, theirs in (("top_p", "top_p"), ("top_k", "top_k"), ("min_p", "min_p"),
-                         ("repeat_penalty", "repeat_penalty"), ("seed", "seed")):  # fmt: skip
-        if ours in options:
-            arguments[theirs] = options[ours]
+    for name in ("top_p", "top_k", "min_p", "repeat_penalty", "seed"):  # same names in both
+        if name in options:
+            arguments[name] = options[name]
     return arguments
+
+
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """llama.cpp's ValueError (a prompt longer than the context, a bad grammar) as ours."""
+    try:
+        yield
+    except ValueError as exc:
+        raise LLMResponseError(f"the embedded model refused the request: {exc}") from exc
 
 
 _LOAD_LOCK = threading.Lock()
@@ -195,8 +195,6 @@ def _without_extra_buffers(native: Any) -> Iterator[None]:
 class LocalBackend:
     """The embedded model behind the ``Backend`` protocol (one model per ``num_ctx``)."""
 
-    name = "local"
-
     def __init__(self, path: Path | None = None, *, prefix_cache: bool = True) -> None:
         found = path or model_file()
         if found is None or importlib.util.find_spec("llama_cpp") is None:
@@ -220,8 +218,8 @@ class LocalBackend:
     async def generate(self, request: LLMRequest) -> Generation:
         started = time.perf_counter()
         prompt = request.prompt()  # on the loop: the factory reads the world
-        use_grammar = request.constrain is not False and request.constraint is not None
-        gbnf = request.constraint().gbnf if use_grammar and request.constraint else None
+        constraint = request.constraint if request.constrain is not False else None
+        gbnf = constraint().gbnf if constraint is not None else None
         n_ctx = int(request.options.get("num_ctx", DEFAULT_CTX))
         # The command grammar is finite, so it ends the line itself; a token limit could
         # only cut a command short (a note without its "->" text, half an exit name).

@@ -12,6 +12,7 @@ works against it. Requests are served one at a time (the model has one lock).
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -77,8 +78,6 @@ def _format_grammar(format_: object) -> str | None:
     """Ollama's ``format`` (a JSON schema, or ``"json"``) as a llama.cpp grammar."""
     if not format_:
         return None
-    import json
-
     from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
 
     if format_ == "json":

@@ -89,8 +89,7 @@ def command_grammar(sim: Simulation, character: Character) -> CommandGrammar:
 
 
 def command_constraint(sim: Simulation, character: Character) -> Constraint:
-    grammar = command_grammar(sim, character)
-    return _constraint(grammar)
+    return _constraint(command_grammar(sim, character))
 
 
 @lru_cache(maxsize=256)
