@@ -1,0 +1,50 @@
+"""Named crash points, for the crash harness (``scripts/crashtest.py``) and its tests.
+
+    crash_point("journal-mid-line")
+
+does nothing unless the environment variable ``MUDSIM_CRASH_AT`` names that point, as
+``NAME`` (the first time the process passes it) or ``NAME:N`` (the N-th time, from 1).
+Then the process kills itself with SIGKILL on the spot: no ``finally``, no flush, no
+atexit, exactly what a power-cord pull or an OOM kill does to the process (the OS
+still has what was written). The variable is read once, at import; production runs
+never set it, and an unset variable costs one comparison per point.
+
+The points, where they are and what a kill there leaves behind:
+
+- ``journal-mid-line``: half of a memory's JSON line is written and flushed.
+- ``summary-after-history``: a compaction's history file is written, recent.md and
+  longterm.md are not.
+- ``summary-after-longterm``: history and longterm.md are written, recent.md (the
+  commit point) is not.
+- ``world-save-mid``: in a world save, between the snapshot and the agent files.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+ENV = "MUDSIM_CRASH_AT"
+
+
+def _parse(value: str | None) -> tuple[str, int] | None:
+    if not value:
+        return None
+    name, _, count = value.partition(":")
+    try:
+        return name, max(1, int(count)) if count else 1
+    except ValueError:
+        return name, 1
+
+
+_TARGET = _parse(os.environ.get(ENV))
+_passes: dict[str, int] = {}
+
+
+def crash_point(name: str) -> None:
+    """SIGKILL this process if ``MUDSIM_CRASH_AT`` names this point (and pass count)."""
+    if _TARGET is None or _TARGET[0] != name:
+        return
+    _passes[name] = _passes.get(name, 0) + 1
+    if _passes[name] >= _TARGET[1]:
+        os.kill(os.getpid(), signal.SIGKILL)
