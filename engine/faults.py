@@ -17,6 +17,8 @@ The points, where they are and what a kill there leaves behind:
 - ``summary-after-longterm``: history and longterm.md are written, recent.md (the
   commit point) is not.
 - ``world-save-mid``: in a world save, between the snapshot and the agent files.
+- ``miniworld-import-mid``: after each Miniworld memory file imported into a new
+  character's journal (``:N``: N files imported, the rest not, the folder not renamed).
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ def _parse(value: str | None) -> tuple[str, int] | None:
 
 _TARGET = _parse(os.environ.get(ENV))
 _passes: dict[str, int] = {}
+
+
+def armed(name: str) -> bool:
+    """Whether ``MUDSIM_CRASH_AT`` names this point: for a point that must first set up
+    what a kill there leaves behind (half a journal line) before it calls ``crash_point``."""
+    return _TARGET is not None and _TARGET[0] == name
 
 
 def crash_point(name: str) -> None:

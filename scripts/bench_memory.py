@@ -1,5 +1,6 @@
 """Benchmarks of memory at scale (run by ``bench.py memory``): prompt size as memories
-grow, the cost of one append as M grows, and resuming a big vault."""
+grow, the cost of one append as M grows, resuming a big vault, and resuming one agent
+whose journal is a thousand times longer."""
 
 from __future__ import annotations
 
@@ -106,12 +107,7 @@ def _big_vault(root: Path, agents: int, memories: int) -> tuple[Path, Path]:
     for a in range(agents):
         folder = vault / "agents" / f"Agent{a}"
         folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / "memories.jsonl", "wb") as journal:
-            for seq in range(memories):
-                record = MemoryRecord(seq=seq, at=at, kind=MemoryKind.OBSERVATION, location="hall",
-                                      text=f"Agent{(a + 1) % agents} says, \"Remember {seq}.\"",
-                                      occupants=[f"Agent{(a + 1) % agents}"])  # fmt: skip
-                journal.write(record.to_json() + b"\n")
+        _write_journal(folder / "memories.jsonl", memories, f"Agent{(a + 1) % agents}", at)
         store = SummaryStore(folder / "summaries")
         longterm = Summary("Long ago I arrived here.", 0, boundary - 64, memories, at)
         store.commit(
@@ -120,11 +116,48 @@ def _big_vault(root: Path, agents: int, memories: int) -> tuple[Path, Path]:
     return world, vault
 
 
+def _write_journal(path: Path, memories: int, speaker: str, at: str) -> None:
+    """``memories`` records of ``speaker`` talking, written as plain bytes from one
+    record's JSON (a million in a few seconds; pydantic per line would take a minute)."""
+    sample = MemoryRecord(seq=123456789, at=at, kind=MemoryKind.OBSERVATION, location="hall",
+                          text=f'{speaker} says, "Remember 987654321."', occupants=[speaker])  # fmt: skip
+    template = sample.to_json().replace(b"123456789", b"%d").replace(b"987654321", b"%d") + b"\n"
+    assert MemoryRecord.from_json(template % (7, 7)).seq == 7
+    with open(path, "wb") as journal:
+        for first in range(0, memories, 10_000):
+            seqs = range(first, min(first + 10_000, memories))
+            journal.write(b"".join(template % (seq, seq) for seq in seqs))
+
+
+def bench_resume(small: int = 1_000, big: int = 1_000_000) -> dict[str, float]:
+    """Opening a vault whose one agent has ``small`` vs ``big`` memories, compacted up to
+    the last I + R: a resume reads the journal's tail backwards, so the two must be
+    within 2x (the journal's size must not matter)."""
+    out: dict[str, float] = {}
+    for memories in (small, big):
+        with tempfile.TemporaryDirectory() as tmp:
+            world, vault = _big_vault(Path(tmp), 1, memories)
+            Simulation.open(vault, world).close()  # warm: imports, page cache
+            times = []
+            for _ in range(3 * REPEATS):  # a resume is quick: more repeats, steadier median
+                start = time.perf_counter()
+                sim = Simulation.open(vault, world)
+                times.append(time.perf_counter() - start)
+                assert sim.minds["agent0"].count == memories
+                sim.close()
+        out[f"resume_ms_1x{memories}"] = statistics.median(times) * 1e3
+        out[f"resume_ms_1x{memories}_min"] = min(times) * 1e3
+        out[f"resume_ms_1x{memories}_max"] = max(times) * 1e3
+    out["resume_ratio_big_to_small"] = out[f"resume_ms_1x{big}"] / out[f"resume_ms_1x{small}"]
+    return out
+
+
 def bench_memory() -> dict[str, float]:
     """Prompt characters at 200, 1,000 and 10,000 memories (the ratio must stay <= 1.2),
     and at 200, 1,032 and 9,992, which sit at the same point of the compaction cycle;
     the cost of one append at M = 1,000 and 10,000 (must not grow); resuming a vault of
-    50 agents x 20,000 memories (target <= 3 s)."""
+    50 agents x 20,000 memories (target <= 3 s); resuming one agent with 1,000,000
+    memories vs 1,000 (target: within 2x)."""
     with tempfile.TemporaryDirectory() as tmp:
         sizes = asyncio.run(_prompt_sizes(Path(tmp)))
     literal = [sizes[200], sizes[1_000], sizes[10_000]]
@@ -157,4 +190,4 @@ def bench_memory() -> dict[str, float]:
         "resume_s_50x20000": statistics.median(resumes),
         "resume_s_50x20000_min": min(resumes),
         "resume_s_50x20000_max": max(resumes),
-    }
+    } | bench_resume()

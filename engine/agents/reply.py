@@ -84,6 +84,8 @@ def _json_command(text: str) -> str | None:
         return None
     try:
         data = json.loads(stripped)
+    except RecursionError:  # a reply nested thousands deep holds no command
+        return None
     except ValueError:
         cut = _CUT_JSON.match(stripped)
         if cut is None:

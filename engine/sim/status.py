@@ -1,18 +1,22 @@
 """``mudsim status``: every character's memory status, read from a vault without its lock.
 
 It reads the committed summaries (which fix the boundary), what the running process
-last recorded (``memory-state.json``: in flight, failures) and counts the journal's
-lines, so it works while another process owns the vault.
+last recorded (``memory-state.json``: in flight, failures) and the journal's count M,
+read from its last line, so it works while another process owns the vault and does
+not grow with the journal.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from engine.agents.memory import summary_info
 from engine.errors import UnknownCharacterError, VaultError
 from engine.memory.status import MemoryStatus
 from engine.memory.waterfall import Windows
+from engine.vault.journal import read_tail
+from engine.vault.repair import check_journal_covers
 from engine.vault.vault import Vault
 
 
@@ -41,12 +45,13 @@ def read_status(vault_dir: Path, agent: str | None = None) -> list[MemoryStatus]
         )
         summaries = vault.summaries(character.folder).load()
         memories = _count_lines(vault.journal_path(character.folder))
+        check_journal_covers(vault, character, memories, summaries, state)
         statuses.append(
             MemoryStatus(
                 name=character.name,
                 type=character.type,
                 memories=memories,
-                boundary=min(summaries.boundary, memories),
+                boundary=summaries.boundary,
                 windows=windows,
                 in_flight=state.in_flight,
                 failures=state.failures,
@@ -59,11 +64,6 @@ def read_status(vault_dir: Path, agent: str | None = None) -> list[MemoryStatus]
 
 
 def _count_lines(path: Path) -> int:
-    """Complete lines of a journal (a torn tail does not count)."""
-    try:
-        with open(path, "rb") as handle:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
-    except FileNotFoundError:
-        return 0
-    except OSError as exc:
-        raise VaultError(f"cannot read {path}: {exc}") from exc
+    """M, the journal's complete lines, read backwards from its end (a torn last line,
+    perhaps an append in progress, does not count and is left alone)."""
+    return read_tail(path, sys.maxsize, warn=lambda _message: None, repair=False)[0]

@@ -1,13 +1,19 @@
 """Low-level file writing for the vault: atomic replace and front-matter documents.
 
-Every write goes to a temporary file in the same folder, is fsynced, then renamed over
-the target, so a reader sees the old file or the new one, never half of one.
+Every write goes to a temporary file in the same folder (``.<name>.<random>.tmp``), is
+fsynced, then renamed over the target, so a reader sees the old file or the new one,
+never half of one. The folder is fsynced after the rename, and after creating a folder,
+so the new name survives a power cut too. A kill between the temporary file and the
+rename leaves the temporary file behind; the vault's owner removes such files when it
+opens the vault (``remove_stale_temp_files``).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,13 +21,16 @@ from typing import Any
 
 import frontmatter
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 
 from engine.errors import VaultError
+from engine.vault.safe_yaml import load_yaml
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (temp file + fsync + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Replace ``path`` with ``text`` atomically (temp file + fsync + rename + fsync of
+    the folder)."""
+    make_folder(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
@@ -32,20 +41,80 @@ def atomic_write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_folder(path.parent)
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
+def make_folder(folder: Path) -> None:
+    """Create ``folder`` and its missing parents, fsyncing the parent of each one made."""
+    missing: list[Path] = []
+    while not folder.is_dir() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for new in reversed(missing):
+        try:
+            new.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise VaultError(f"cannot create the folder {new}: {os_reason(exc)}") from exc
+        fsync_folder(new.parent)
+
+
+_CANNOT_FSYNC_FOLDERS = {errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EBADF}
+"""What file systems that do not fsync folders answer (they need no folder fsync)."""
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make ``folder``'s entries durable: a file created or renamed in it survives a power
+    cut once this returns. A real failure (EIO) is a ``VaultError``: the name may be lost.
+    Where folders cannot be opened (Windows: NTFS journals its metadata) or the file
+    system does not fsync them, there is nothing to do."""
+    if os.name == "nt":
         return
     try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise VaultError(f"cannot open the folder {folder} to fsync it: {os_reason(exc)}") from exc
+    try:
         os.fsync(fd)
-    except OSError:
-        pass
+    except OSError as exc:
+        if exc.errno not in _CANNOT_FSYNC_FOLDERS:
+            raise VaultError(f"fsync of {folder} failed: {os_reason(exc)}") from exc
     finally:
         os.close(fd)
+
+
+_TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp", re.DOTALL)
+"""``.<name>.<8 random characters>.tmp``: what ``atomic_write_text`` writes first."""
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` is an atomic write's temporary file."""
+    return _TEMP_NAME.fullmatch(name) is not None
+
+
+def remove_stale_temp_files(root: Path) -> list[Path]:
+    """Remove the temporary files that interrupted atomic writes left under ``root``
+    (hidden folders such as ``.obsidian`` or ``.git`` are not ours and are skipped), and
+    return them. Only the vault's owner may call this, with the lock held: another
+    process's write in progress would lose its temporary file."""
+    removed: list[Path] = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        for name in sorted(names):
+            if is_temp_name(name):
+                path = Path(folder, name)
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError as exc:
+                    raise VaultError(
+                        f"cannot remove {path}, left by an interrupted write: {os_reason(exc)}"
+                    ) from exc
+                removed.append(path)
+    return removed
+
+
+def os_reason(exc: OSError) -> str:
+    """What went wrong, in the OS's words (\"No space left on device\")."""
+    return exc.strerror or str(exc)
 
 
 def atomic_write_json(path: Path, data: Any) -> None:
@@ -88,12 +157,14 @@ def read_front_matter(path: Path) -> tuple[dict[str, Any], str]:
     except (OSError, UnicodeDecodeError) as exc:
         raise VaultError(f"cannot read {path}: {exc}") from exc
     try:
-        post = frontmatter.loads(text)
+        meta, body = frontmatter.parse(text, handler=_SAFE_YAML)
     except yaml.YAMLError as exc:
         raise VaultError(f"{path} has invalid front matter: {_first_line(exc)}") from exc
-    if not isinstance(post.metadata, dict):
+    if not isinstance(meta, dict):
         raise VaultError(f"{path} has front matter that is not a mapping")
-    return dict(post.metadata), str(post.content)
+    if not all(isinstance(key, str) for key in meta):
+        raise VaultError(f"{path} has front matter whose keys are not all words")
+    return dict(meta), str(body)
 
 
 def read_json(path: Path) -> Any:
@@ -103,6 +174,19 @@ def read_json(path: Path) -> Any:
         raise VaultError(f"cannot read {path}: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise VaultError(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+    except RecursionError as exc:
+        raise VaultError(f"{path} is not valid JSON: nested too deep") from exc
+
+
+class _SafeYAMLHandler(YAMLHandler):
+    """Front matter read by the depth-limited pure-Python loader (libyaml's C loader,
+    frontmatter's default, crashes the process on deeply nested input)."""
+
+    def load(self, fm: str, **kwargs: object) -> Any:
+        return load_yaml(fm)
+
+
+_SAFE_YAML = _SafeYAMLHandler()
 
 
 def _first_line(exc: Exception) -> str:

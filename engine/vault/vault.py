@@ -14,6 +14,7 @@ Reading (``status``) needs no lock; anything that writes must hold it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -22,7 +23,7 @@ from engine.config import Settings
 from engine.errors import VaultError
 from engine.memory.record import utc_now
 from engine.vault import config_files, world_store
-from engine.vault.files import atomic_write_json, read_json
+from engine.vault.files import atomic_write_json, read_json, remove_stale_temp_files
 from engine.vault.lock import VaultLock
 from engine.vault.notes import NoteStore
 from engine.vault.summaries import SummaryStore
@@ -50,11 +51,17 @@ class Vault:
 
     # -- ownership ----------------------------------------------------------------
     def lock(self) -> VaultLock:
-        """Take the vault for this process (raises ``VaultLockedError`` if taken)."""
+        """Take the vault for this process (raises ``VaultLockedError`` if taken), and
+        remove what writes interrupted by a crash left behind (temporary files)."""
         if self.root.exists() and not self.root.is_dir():
             raise VaultError(f"the vault {self.root} is a file, not a folder")
         lock = VaultLock(self.root)
         lock.acquire()
+        try:
+            remove_stale_temp_files(self.root)
+        except BaseException:
+            lock.release()
+            raise
         return lock
 
     # -- settings and world --------------------------------------------------------
@@ -68,8 +75,12 @@ class Vault:
     def is_seeded(self) -> bool:
         return (self.root / "world" / "world.yaml").exists()
 
-    def load_world(self) -> World:
-        return world_store.load_world(self.root)
+    def load_world(self, *, warn: Callable[[str], None] | None = None) -> World:
+        """The saved world (a character whose room it lacks goes to the start room;
+        ``warn`` hears of it, stderr when None)."""
+        if warn is None:
+            return world_store.load_world(self.root)
+        return world_store.load_world(self.root, warn=warn)
 
     def save_world(self, world: World) -> None:
         world_store.save_world(self.root, world)

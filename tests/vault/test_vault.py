@@ -307,11 +307,7 @@ CORRUPTIONS: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
         "agents/Ada/agent.md",
         lambda data: data.replace(b"\nlocation: hall\n", b"\n"),
     ),
-    # A character's location is stored only in its agent.md, so that is the file to name.
-    "agent.md unknown room": (
-        "agents/Ada/agent.md",
-        lambda data: data.replace(b"\nlocation: hall\n", b"\nlocation: moon\n"),
-    ),
+    # (An unknown room in agent.md is no error: tests/vault/test_world_store.py.)
     "memory-state.json not JSON": ("agents/Ada/memory-state.json", lambda _: b"{not json"),
     "memory-state.json wrong shape": (
         "agents/Ada/memory-state.json",
