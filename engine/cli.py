@@ -67,6 +67,12 @@ def status(args: argparse.Namespace) -> None:
         print("\n\n".join(s.render() for s in statuses))
 
 
+def repair(args: argparse.Namespace) -> None:
+    from engine.vault.repair import repair_vault
+
+    print("\n".join(repair_vault(args.vault, args.agent)))
+
+
 def serve_llm(args: argparse.Namespace) -> None:
     from engine.llm.serve import serve
 
@@ -159,6 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--agent", metavar="NAME", help="only this character")
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub.set_defaults(run=status)
+    sub = verb(
+        "repair",
+        "Make each character's memory state agree with what its journal holds; say what "
+        "changed (what it removes is kept in agents/NAME/repair-UTC/).",
+        world=False,
+        character=False,
+    )
+    sub.add_argument("--agent", metavar="NAME", help="only this character")
+    sub.set_defaults(run=repair)
     summary = "Serve the embedded model as an Ollama-compatible endpoint on 127.0.0.1."
     sub = verbs.add_parser("serve-llm", help=summary, description=summary)
     sub.add_argument("--port", type=_port, default=SERVE_PORT, metavar="P",

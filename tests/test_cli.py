@@ -450,3 +450,77 @@ def test_serve_llm_refuses_a_bad_port(port: str, capsys: pytest.CaptureFixture[s
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "expected a port from 1 to 65535" in err
+
+
+# -- repair ---------------------------------------------------------------------------
+
+
+def _summarized_then_cut(vault_dir: Path, world_file: Path, keep: int) -> None:
+    """Ada's memories 0-29, summarized up to 24 ([0, 16) long-term, [16, 24) short-term),
+    then her journal cut to ``keep`` lines as by a disk fault."""
+    from engine.memory.record import MemoryKind
+    from engine.sim.simulation import Simulation
+    from engine.vault.summaries import Summary
+
+    sim = Simulation.open(vault_dir, world_file)
+    try:
+        mind = sim.minds[sim.character("Ada").id]
+        for i in range(30):
+            mind.record(MemoryKind.THOUGHT, f"thought {i}", location="hall", occupants=[])
+        at = "2026-03-01T12:00:00.000000Z"
+        mind.commit(None, Summary("early days", 0, 16, 30, at))
+        mind.commit(Summary("early days", 0, 16, 30, at), Summary("later days", 16, 24, 30, at))
+        sim.save()
+    finally:
+        sim.close()
+    path = vault_dir / "agents" / "Ada" / "memories.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:keep]), encoding="utf-8")
+
+
+def test_a_journal_shorter_than_its_summaries_exits_2_then_repair_fixes_it(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _summarized_then_cut(vault_dir, world_file, 20)
+    code, out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "look")
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)
+    assert "memories.jsonl holds 20 memories" in err
+    assert "recent.md says memories up to 24" in err
+    assert "mudsim repair" in err
+    code, out, err = cli(capsys, "status", "--vault", vault_dir)  # read-only: the same refusal
+    assert code == 2
+    assert_one_line_error(err)
+    assert "memories.jsonl holds 20 memories" in err
+
+    code, out, err = cli(capsys, "repair", "--vault", vault_dir, "--agent", "Ada")
+    assert code == 0, err
+    assert out.startswith("Ada: the journal holds 20 memories; the summaries covered up to 24")
+    assert "recent.md: now memories 0-15 (copied from recent-" in out
+    assert "longterm.md: kept (memories 0-15)" in out
+    assert "boundary 16" in out
+    assert "summaries/recent.md" in out
+    repaired = [p for p in (vault_dir / "agents" / "Ada").iterdir() if p.name.startswith("repair-")]
+    assert len(repaired) == 1
+    assert (repaired[0] / "summaries" / "recent.md").exists()
+
+    code, out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "look")
+    assert code == 0, err
+    ada = next(a for a in status_json(capsys, vault_dir) if a["name"] == "Ada")
+    assert ada["boundary"] == 16
+    assert ada["memories"] >= 20  # (and she saw Pat look about)
+
+    code, out, err = cli(capsys, "repair", "--vault", vault_dir)
+    assert code == 0, err
+    assert out.count("nothing to repair") == len(EVERYONE)
+
+
+def test_repair_of_an_unknown_agent_is_a_one_line_error(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(capsys, "do", world_file, "--vault", vault_dir, "look")[0] == 0
+    code, out, err = cli(capsys, "repair", "--vault", vault_dir, "--agent", "Nobody")
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)

@@ -5,17 +5,25 @@ Every memory is appended to the journal (flushed at once) before anything else
 happens. Memories [0, b) are covered by the summaries (L covers [0, S.from), S the
 last chunk up to b); only the tail [b, M) is kept in memory, and only it is read
 from the journal on a restart. ``b`` comes from the committed short-term summary.
+
+A journal holding fewer memories than the summaries cover is refused at load
+(``engine.vault.repair``: ``mudsim repair`` rolls the summaries back). A new
+character's Miniworld memory files are imported at its first load, resumably
+(``engine.vault.miniworld_import``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
+from engine.faults import crash_point
 from engine.memory.record import MemoryKind, MemoryRecord, utc_now
 from engine.memory.status import MemoryStatus, SummaryInfo
 from engine.memory.waterfall import Windows
 from engine.vault.journal import Journal
-from engine.vault.miniworld_import import read_miniworld_memories
+from engine.vault.miniworld_import import mark_imported, memories_to_import
+from engine.vault.repair import check_journal_covers
 from engine.vault.summaries import Summaries, Summary, SummaryStore
 from engine.vault.vault import MemoryState, Vault
 from engine.world.model import Character
@@ -38,11 +46,14 @@ class MemoryStream:
         """Memories [b, M), oldest first."""
         self.summaries = summaries
         self.store = store
-        self.boundary = min(summaries.boundary, journal.count)
+        self.boundary = summaries.boundary
+        """b (never past M: ``open`` refuses a journal shorter than its summaries)."""
         self.failures = state.failures
         self.last_error = state.last_error
         self.in_flight = False
         self.windows = windows
+        self.hidden_in_last_prompt: int | None = None
+        """Memories the last turn prompt left out to fit ``num_ctx`` (set by the prompt builder)."""
 
     @classmethod
     def open(
@@ -54,14 +65,34 @@ class MemoryStream:
             vault.journal_path(character.folder), warn=warn, start=summaries.boundary
         )
         state = vault.read_state(character.folder)
+        check_journal_covers(vault, character, journal.count, summaries, state)
+        if state.memories > journal.count:
+            warn(
+                f"{journal.path} holds {journal.count} memories, "
+                f"{vault.agent_dir(character.folder) / 'memory-state.json'} recorded "
+                f"{state.memories}: the last {state.memories - journal.count} were lost "
+                f"(a power cut before they reached the disk?)"
+            )
         stream = cls(character, journal, tail, state, windows, summaries, store)
-        if journal.count == 0:
-            folder = vault.agent_dir(character.folder) / "memories"
-            for memory in read_miniworld_memories(folder):
-                stream.record(
-                    MemoryKind.IMPORTED, memory.text, location=None, occupants=[], at=memory.at
-                )
+        try:
+            stream._import_miniworld(vault.agent_dir(character.folder) / "memories")
+        except BaseException:
+            journal.close()
+            raise
         return stream
+
+    def _import_miniworld(self, folder: Path) -> None:
+        """Import (or finish importing) a new character's Miniworld memory files: those
+        not in the journal yet, after the ones that are; then mark the folder done."""
+        if not folder.is_dir() or self.boundary > 0:
+            return
+        if any(memory.kind != MemoryKind.IMPORTED for memory in self.tail):
+            return  # not a new character: its files are not memories of this journal
+        for memory in memories_to_import(folder, [m.text for m in self.tail]):
+            self.record(MemoryKind.IMPORTED, memory.text, location=None, occupants=[], at=memory.at)
+            crash_point("miniworld-import-mid")
+        self.journal.sync()
+        mark_imported(folder)
 
     @property
     def count(self) -> int:
@@ -131,10 +162,13 @@ class MemoryStream:
             last_error=self.last_error,
             short_term=summary_info(self.summaries.recent),
             long_term=summary_info(self.summaries.longterm),
+            hidden_in_last_prompt=self.hidden_in_last_prompt,
         )
 
 
 def summary_info(summary: Summary | None) -> SummaryInfo | None:
     if summary is None:
         return None
-    return SummaryInfo(summary.covers_from, summary.covers_to, len(summary.text), summary.updated)
+    return SummaryInfo(
+        summary.covers_from, summary.covers_to, len(summary.text), summary.updated, summary.method
+    )

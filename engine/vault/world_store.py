@@ -5,10 +5,21 @@
   leading comment lists who is where, for people; mudsim never reads comments.
 - ``agents/<Name>/agent.md``: each character's settings in front matter (profile,
   description, location, role, thinker settings); the body repeats them for people.
+
+Save order, so a save cut off at any file (a kill, a full disk) leaves a vault that
+loads: a character new to the vault gets its ``agent.md`` first; then ``world.yaml``,
+the commit point for rooms, exits, objects and who exists; then the other characters'
+files. The files of a save are not one transaction: a character may come back where
+it stood before the save while the rooms are the new ones. A character whose room the
+world lacks (left by a hand edit, or by an older mudsim that wrote the agent files
+first) goes to the start room, the first room of ``world.yaml`` (the world file's first
+room), with a warning. A file whose text has not changed is not written again.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +27,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.errors import VaultError
-from engine.vault.files import atomic_write_text, dump_yaml, read_front_matter, write_front_matter
+from engine.faults import crash_point
+from engine.vault.files import atomic_write_text, dump_front_matter, dump_yaml, read_front_matter
+from engine.vault.safe_yaml import load_yaml
 from engine.world.model import Character, CharacterType, Role, Room, Thing
 from engine.world.world import World
 
@@ -68,9 +81,20 @@ class _AgentFile(_Strict):
 
 
 def save_world(root: Path, world: World) -> None:
-    """Write every character's agent.md, then the snapshot that lists them."""
+    """Write what changed: new characters' agent.md, world.yaml, then the others' files."""
+    files = {c.folder: root / "agents" / c.folder / "agent.md" for c in world.characters.values()}
+    new = {folder for folder, path in files.items() if not path.exists()}
     for character in world.characters.values():
-        _save_character(root / "agents" / character.folder / "agent.md", character)
+        if character.folder in new:
+            _write_if_changed(files[character.folder], _character_text(character))
+    _write_if_changed(root / "world" / "world.yaml", _snapshot_text(world))
+    crash_point("world-save-mid")
+    for character in world.characters.values():
+        if character.folder not in new:
+            _write_if_changed(files[character.folder], _character_text(character))
+
+
+def _snapshot_text(world: World) -> str:
     snapshot = _WorldSnapshot(
         name=world.name,
         next_room_number=world.next_room_number,
@@ -82,14 +106,32 @@ def save_world(root: Path, world: World) -> None:
         f"#   {c.name} is in {world.rooms[c.location].name}" for c in world.characters.values()
     )
     header = f"# mudsim world snapshot (written by mudsim; exits are one-way each).\n# Who is where:\n{where}\n"
-    body = dump_yaml(snapshot.model_dump(mode="json"))
-    atomic_write_text(root / "world" / "world.yaml", header + body)
+    return header + dump_yaml(snapshot.model_dump(mode="json"))
 
 
-def load_world(root: Path) -> World:
+def _write_if_changed(path: Path, text: str) -> None:
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass  # missing or unreadable: write it
+    atomic_write_text(path, text)
+
+
+def start_room(world: World) -> Room:
+    """Where a character whose room is unknown goes: the world's first room."""
+    return next(iter(world.rooms.values()))
+
+
+def _warn_on_stderr(message: str) -> None:
+    print(f"mudsim: warning: {message}", file=sys.stderr)
+
+
+def load_world(root: Path, *, warn: Callable[[str], None] = _warn_on_stderr) -> World:
+    """The saved world; a character whose room it lacks goes to ``start_room`` (``warn``)."""
     path = root / "world" / "world.yaml"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
         snapshot = _WorldSnapshot.model_validate(data)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise VaultError(f"cannot read {path}: {' '.join(str(exc).split())}") from exc
@@ -105,9 +147,15 @@ def load_world(root: Path) -> World:
             agent_file = root / "agents" / folder / "agent.md"
             character = _load_character(agent_file)
             if character.location not in world.rooms:
-                raise VaultError(
-                    f"{agent_file}: location {character.location!r} is no room of this world"
+                if not world.rooms:
+                    raise VaultError(f"{path} has no rooms for {character.name} to stand in")
+                start = start_room(world)
+                warn(
+                    f"{agent_file}: {character.name}'s room {character.location!r} is no "
+                    f"room of {path} (a save was cut short?); {character.name} is in the "
+                    f"start room, {start.name}, until the next save"
                 )
+                character.location = start.id
             world.add_character(character)
     except ValueError as exc:
         raise VaultError(f"{path}: {exc}") from exc
@@ -127,7 +175,7 @@ def _check_references(world: World, path: Path) -> None:
             raise VaultError(f"{path}: {item.name!r} is in unknown room {item.location!r}")
 
 
-def _save_character(path: Path, character: Character) -> None:
+def _character_text(character: Character) -> str:
     meta: dict[str, Any] = _AgentFile(**vars(character)).model_dump(mode="json", exclude_none=True)
     body = (
         f"# {character.name}\n\n_{character.type}, role {character.role.value}; "
@@ -135,7 +183,7 @@ def _save_character(path: Path, character: Character) -> None:
         f"## Profile\n\n{character.profile or '(none)'}\n\n"
         f"## Description\n\n{character.description or '(none)'}\n"
     )
-    write_front_matter(path, meta, body)
+    return dump_front_matter(meta, body)
 
 
 def _load_character(path: Path) -> Character:

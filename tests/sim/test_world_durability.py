@@ -1,0 +1,66 @@
+"""A real ``mudsim do`` killed (SIGKILL, through the ``world-save-mid`` crash point)
+in the middle of a world save after ``@dig``: the vault loads, and the room dug is
+there."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import engine
+from engine.faults import ENV
+
+REPO = Path(engine.__file__).resolve().parent.parent
+
+
+def mudsim(*argv: object, crash_at: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("MUDSIM_DEBUG", ENV)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    if crash_at is not None:
+        env[ENV] = crash_at
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", *(str(arg) for arg in argv)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize(
+    "crash_at",
+    [
+        "world-save-mid:1",  # in the save @dig makes when it commits
+        "world-save-mid:2",  # in the save at the end of `do`, world.yaml written, agent.md not
+    ],
+)
+def test_a_kill_in_the_middle_of_a_world_save_after_dig_leaves_a_vault_that_loads(
+    world_file: Path, vault_dir: Path, crash_at: str
+) -> None:
+    seeded = mudsim("do", world_file, "--vault", vault_dir, "look")
+    assert seeded.returncode == 0, seeded.stderr
+
+    killed = mudsim(
+        "do", world_file, "--vault", vault_dir, "--as", "Bea", "@dig The Shed", "go shed",
+        crash_at=crash_at,
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+    status = mudsim("status", "--vault", vault_dir, "--json")
+    assert status.returncode == 0, status.stderr
+    assert "Bea" in [agent["name"] for agent in json.loads(status.stdout)["agents"]]
+
+    look = mudsim("do", world_file, "--vault", vault_dir, "--as", "Bea", "look", "go shed")
+    assert look.returncode == 0, look.stderr
+    assert look.stderr == ""
+    first, second = look.stdout.split("\n> go shed\n")
+    assert first.startswith("> look\nThe Yard\n"), "Bea's walk into the shed was not saved"
+    assert "shed (The Shed)" in first, "the room dug survived the kill"
+    assert "The Shed\nA newly made room." in second
