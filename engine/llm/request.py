@@ -61,3 +61,10 @@ class Generation:
     latency: float = 0.0
     """Seconds from dispatch to the last token."""
     done_reason: str | None = None
+    """Why the model stopped, as the backend said it: Ollama's ``done_reason``, an
+    OpenAI server's (or llama.cpp's) ``finish_reason``: "stop", "length" ..."""
+
+    @property
+    def truncated(self) -> bool:
+        """True when the reply was cut off by the token limit (``num_predict``)."""
+        return self.done_reason == "length"

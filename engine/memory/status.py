@@ -18,6 +18,9 @@ class SummaryInfo:
     covers_to: int
     chars: int
     updated: str
+    method: str = "llm"
+    """``llm``, or ``extractive``: picked from the memories without a model, after the
+    summarizer's replies kept failing the quality gate."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -25,6 +28,7 @@ class SummaryInfo:
             "covers_to": self.covers_to,
             "chars": self.chars,
             "updated": self.updated,
+            "method": self.method,
         }
 
 
@@ -40,6 +44,8 @@ class MemoryStatus:
     last_error: str | None = None
     short_term: SummaryInfo | None = None
     long_term: SummaryInfo | None = None
+    hidden_in_last_prompt: int | None = None
+    """Memories the last turn prompt left out to fit ``num_ctx`` (None: no turn yet)."""
 
     @property
     def verbatim(self) -> int:
@@ -64,6 +70,7 @@ class MemoryStatus:
             "last_error": self.last_error,
             "short_term": self.short_term.to_json() if self.short_term else None,
             "long_term": self.long_term.to_json() if self.long_term else None,
+            "hidden_in_last_prompt": self.hidden_in_last_prompt,
         }
 
     def render(self) -> str:
@@ -72,6 +79,7 @@ class MemoryStatus:
             f"Memory of {self.name} ({self.type})",
             f"  memories recorded: {self.memories}; summarised below #{self.boundary}",
             f"  shown word for word: {self.verbatim} (windows: immediate {w.immediate}, recent {w.recent})",
+            *_hidden(self.hidden_in_last_prompt),
             f"  short-term summary: {_summary(self.short_term)}",
             f"  long-term summary: {_summary(self.long_term)}",
             f"  next compaction at: {self.next_compaction_at} memories"
@@ -82,7 +90,22 @@ class MemoryStatus:
         return "\n".join(lines)
 
 
+def _hidden(count: int | None) -> list[str]:
+    if not count:
+        return []
+    noun = "memory" if count == 1 else "memories"
+    return [f"  {count} older {noun} not shown in the last prompt (to fit num_ctx)"]
+
+
 def _summary(info: SummaryInfo | None) -> str:
     if info is None:
         return "none yet"
-    return f"{info.chars} chars covering #{info.covers_from}-#{info.covers_to - 1}, updated {info.updated}"
+    made = (
+        "; extractive (the summarizer's replies were rejected)"
+        if info.method == "extractive"
+        else ""
+    )
+    return (
+        f"{info.chars} chars covering #{info.covers_from}-#{info.covers_to - 1}, "
+        f"updated {info.updated}{made}"
+    )

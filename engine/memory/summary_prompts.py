@@ -10,10 +10,16 @@ summary keeps its single newlines but loses its blank ones.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 CHUNK_CUE = "SUMMARY:"
 MERGE_CUE = "COMBINED SUMMARY:"
+DEFAULT_NUM_PREDICT = 400
+"""The summarizer's ``num_predict`` when its options give none (or no limit)."""
+CHARS_PER_TOKEN = 3
+"""A low estimate of characters per token, so a text within ``summary_budget`` chars
+stays within ``num_predict`` tokens."""
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
@@ -75,6 +81,16 @@ def merge_prompt(name: str, longterm: str, recent: str) -> str:
             MERGE_CUE,
         ]
     )
+
+
+def summary_budget(options: Mapping[str, Any]) -> int:
+    """The length, in characters, a summary may have: what the summarizer's
+    ``num_predict`` lets a model write. An extractive summary keeps within it too."""
+    try:
+        tokens = int(options.get("num_predict", DEFAULT_NUM_PREDICT))
+    except (TypeError, ValueError):
+        tokens = DEFAULT_NUM_PREDICT
+    return (tokens if tokens > 0 else DEFAULT_NUM_PREDICT) * CHARS_PER_TOKEN
 
 
 def _drop_think(text: str) -> str:

@@ -4,9 +4,11 @@
 and every compaction leaves a copy of its S as ``recent-YYYYMMDD-HHMMSS.md`` (UTC; a
 same-second name taken by another range gets ``-2``, ``-3`` ...). Each file is YAML
 front matter (``summary_type``, ``covers_from``, ``covers_to``, ``memory_count``,
-``updated``; memory seq ranges are half-open) and a markdown body: a heading, a blank
-line, the text. A person may edit them; a file that does not read back raises
-``VaultError`` naming it.
+``updated``, ``method``; memory seq ranges are half-open) and a markdown body: a
+heading, a blank line, the text. ``method`` is ``llm`` (the summarizer wrote it) or
+``extractive`` (picked from the memories without a model, after the summarizer's
+replies kept failing the quality gate); a file without it was written by the LLM. A
+person may edit them; a file that does not read back raises ``VaultError`` naming it.
 
 The commit protocol (``SummaryStore.commit``), every write atomic:
 
@@ -16,6 +18,9 @@ The commit protocol (``SummaryStore.commit``), every write atomic:
 2. Write ``longterm.md`` (when L changes).
 3. Write ``recent.md`` last: it is the commit point, and the boundary b is its
    ``covers_to``.
+
+The crash points ``summary-after-history`` and ``summary-after-longterm``
+(``engine.faults``) sit after steps 1 and 2.
 
 A crash before step 3 leaves ``recent.md`` at the old S, so b is unchanged and the
 caller redoes the compaction. If step 2 happened, ``longterm.md`` already covers
@@ -32,9 +37,12 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from engine.errors import VaultError
+from engine.faults import crash_point
 from engine.vault.files import read_front_matter, write_front_matter
 
 SummaryType = Literal["recent", "longterm"]
+Method = Literal["llm", "extractive"]
+METHODS: Final[tuple[Method, ...]] = ("llm", "extractive")
 
 RECENT_FILE: Final = "recent.md"
 LONGTERM_FILE: Final = "longterm.md"
@@ -59,6 +67,8 @@ class Summary:
     """M, the memories recorded, at commit time."""
     updated: str
     """UTC, ISO 8601 with a ``Z`` (``engine.memory.record.utc_now()``)."""
+    method: Method = "llm"
+    """How it was made: by the summarizer, or extracted without a model."""
 
 
 @dataclass(frozen=True)
@@ -111,8 +121,10 @@ class SummaryStore:
         _check_commit(longterm, recent)
         history = self._history_path_for(recent, now or datetime.now(UTC))
         _write(history, recent, "recent")
+        crash_point("summary-after-history")
         if longterm is not None:
             _write(self.longterm_path, longterm, "longterm")
+            crash_point("summary-after-longterm")
         _write(self.recent_path, recent, "recent")
         return history
 
@@ -188,6 +200,7 @@ def _write(path: Path, summary: Summary, kind: SummaryType) -> None:
         "covers_to": summary.covers_to,
         "memory_count": summary.memory_count,
         "updated": summary.updated,
+        "method": summary.method,
     }
     write_front_matter(path, meta, f"{HEADINGS[kind]}\n\n{summary.text.strip()}")
 
@@ -216,6 +229,7 @@ def _read(path: Path, kind: SummaryType) -> Summary:
         covers_to=covers_to,
         memory_count=memory_count,
         updated=_updated_field(path, meta),
+        method=_method_field(path, meta),
     )
 
 
@@ -237,6 +251,15 @@ def _updated_field(path: Path, meta: dict[str, Any]) -> str:
     if not isinstance(value, str) or not value.strip():
         raise VaultError(f"{path}: updated must be a UTC timestamp, not {value!r}")
     return value
+
+
+def _method_field(path: Path, meta: dict[str, Any]) -> Method:
+    """``llm`` or ``extractive``; a file from before the field existed is ``llm``."""
+    value = meta.get("method", "llm")
+    for method in METHODS:
+        if value == method:
+            return method
+    raise VaultError(f"{path}: method must be 'llm' or 'extractive', not {value!r}")
 
 
 def _strip_heading(body: str, heading: str) -> str:

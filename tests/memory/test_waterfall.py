@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from helpers import FIXTURE_WORLD
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.memory.status import MemoryStatus
+from engine.agents.compactor import MAX_REJECTIONS
+from engine.errors import LLMUnavailableError, VaultError
+from engine.llm.request import Generation, LLMRequest
+from engine.memory.status import MemoryStatus, SummaryInfo
+from engine.memory.summary_prompts import MERGE_CUE
 from engine.memory.waterfall import (
     Chunk,
     Windows,
@@ -20,6 +29,7 @@ from engine.memory.waterfall import (
     next_compaction_at,
     verbatim_count,
 )
+from engine.sim.simulation import Simulation
 
 
 def _firing_counts(w: Windows, up_to: int) -> list[int]:
@@ -88,9 +98,24 @@ def test_status_json_has_the_contract_keys_and_nulls_for_missing_summaries() -> 
         "name": "Ada", "type": "agent", "memories": 130, "boundary": 0, "verbatim": 128,
         "immediate_window": 64, "recent_window": 64, "next_compaction_at": 130,
         "in_flight": False, "failures": 0, "last_error": None,
-        "short_term": None, "long_term": None,
+        "short_term": None, "long_term": None, "hidden_in_last_prompt": None,
     }  # fmt: skip
     assert "next compaction at: 130 memories" in status.render()
+
+
+def test_status_shows_how_each_summary_was_made() -> None:
+    status = MemoryStatus(
+        name="Ada", type="agent", memories=200, boundary=128, windows=Windows(64, 64),
+        short_term=SummaryInfo(64, 128, 300, "2026-01-01T00:00:00.000000Z", "extractive"),
+        long_term=SummaryInfo(0, 64, 500, "2026-01-01T00:00:00.000000Z"),
+    )  # fmt: skip
+    data = status.to_json()
+    assert data["short_term"]["method"] == "extractive"
+    assert data["long_term"]["method"] == "llm"
+    lines = status.render().splitlines()
+    short = next(line for line in lines if "short-term summary" in line)
+    assert short.endswith("; extractive (the summarizer's replies were rejected)")
+    assert "extractive" not in next(line for line in lines if "long-term summary" in line)
 
 
 # --- chunk selection ------------------------------------------------------------------
@@ -296,3 +321,152 @@ def test_forcing_then_draining_leaves_exactly_the_immediate_window(
         stream.check()
     assert stream.boundary == max(0, memories - immediate)
     assert verbatim_count(memories, stream.boundary, w) == min(memories, immediate)
+
+
+# --- the real Compactor under a flaky summarizer -----------------------------------------
+
+REJECTED = {
+    "empty": "\n\n",
+    "echo": "",  # the prompt's own instructions
+    "refusal": "I'm sorry, but as an AI I cannot summarize these memories.",
+    "cut": "I noted many things and then I",
+    "loop": "I noted it. I noted it. I noted it. I noted it.",
+}
+RAISED: dict[str, Exception] = {
+    "oserror": OSError(28, "No space left on device"),
+    "valueerror": ValueError("a bad value"),
+    "unicode": UnicodeEncodeError("utf-8", "\udc80", 0, 1, "surrogates not allowed"),
+    "llm": LLMUnavailableError("the summarizer is down"),
+    "vault": VaultError("cannot write the summary"),
+}
+_OUTCOMES = st.sampled_from(["ok", "ok", "ok", *REJECTED, *RAISED])
+
+
+@dataclass
+class FlakySummarizer:
+    """Answers each call with the next scripted outcome ("ok" once they run out):
+    a good summary, each kind of bad one, or each kind of exception. It logs what
+    it was asked for: (step, the boundary at the call, the outcome)."""
+
+    outcomes: list[str]
+    boundary: Callable[[], int]
+    log: list[tuple[str, int, str]] = field(default_factory=list)
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        await asyncio.sleep(0)
+        prompt = request.prompt()
+        outcome = self.outcomes.pop(0) if self.outcomes else "ok"
+        step = "merge" if prompt.endswith(MERGE_CUE) else "chunk"
+        self.log.append((step, self.boundary(), outcome))
+        if outcome in RAISED:
+            raise RAISED[outcome]
+        text = REJECTED.get(outcome, f"I noted thing number {len(self.log)}.")
+        if outcome == "echo":
+            text = prompt.split("\n\n", 1)[0]
+        return Generation(text=text, done_reason="length" if outcome == "cut" else "stop")
+
+    async def aclose(self) -> None:
+        return None
+
+
+_STEPS = st.one_of(
+    st.tuples(st.just("append"), st.integers(1, 10)),
+    st.tuples(st.just("yield"), st.integers(1, 30)),
+    st.tuples(st.just("force"), st.just(0)),
+)
+
+
+async def _drive(folder: Path, steps: list[tuple[str, int]], outcomes: list[str]) -> None:
+    world = folder / "world.yaml"
+    world.write_text(FIXTURE_WORLD, encoding="utf-8")
+    sim = Simulation.open(folder / "vault", world)
+    try:
+        bo = sim.minds["bo"]
+        llm = FlakySummarizer(list(outcomes), lambda: bo.boundary)
+
+        async def no_wait(delay: float) -> None:
+            assert 0 < delay <= sim.compactor.max_delay
+            await asyncio.sleep(0)
+
+        sim.compactor.sleep = no_wait
+        sim.start_compaction(llm, {"bo": "tiny"})
+        appended = 0
+        for op, count in steps:
+            if op == "append" and appended + count < 120:  # Bea (windows 64/64) never compacts
+                for _ in range(count):
+                    sim.execute(sim.character("Bo"), f"think Note {bo.count}.")
+                appended += count
+            elif op == "force":
+                sim.execute(sim.character("Bo"), "@compact-memories")
+                appended += 1
+            for _ in range(count if op == "yield" else 1):
+                await asyncio.sleep(0)
+            _check_in_flight(sim)
+        await sim.compactor.settle(60)
+        _check_after(sim, llm)
+    finally:
+        sim.close()
+
+
+def _check_in_flight(sim: Simulation) -> None:
+    for mind in sim.minds.values():
+        worker = sim.compactor.workers.get(mind.character.id)
+        if mind.in_flight:
+            assert worker is not None
+            assert worker.task is not None
+            assert not worker.task.done()
+
+
+def _check_after(sim: Simulation, llm: FlakySummarizer) -> None:
+    bo = sim.minds["bo"]
+    assert not any(mind.in_flight for mind in sim.minds.values())
+    assert sim.compactor.workers == {}
+    assert not compaction_due(bo.count, bo.boundary, bo.windows), "the waterfall caught up"
+    # committed ranges: contiguous from 0 up to b, exactly one history file each
+    history = bo.store.history()
+    ranges = [(s.covers_from, s.covers_to) for _, s in history]
+    ends = [0] + [end for _, end in ranges]
+    assert [start for start, _ in ranges] == ends[:-1], "a gap or an overlap"
+    assert ends[-1] == bo.boundary == bo.store.load().boundary
+    assert len(set(ranges)) == len(ranges) == len({path for path, _ in history})
+    # every failed attempt counted, and always with a reason
+    failed = [entry for entry in llm.log if entry[2] != "ok"]
+    assert bo.failures == len(failed) == sim.compactor.tally.failed
+    state = sim.vault.read_state(bo.character.folder)
+    assert state.failures == bo.failures
+    assert not state.in_flight
+    if bo.failures:
+        assert bo.last_error is not None
+        assert state.last_error == bo.last_error
+    # extractive only after MAX_REJECTIONS rejected replies on that step, and then no more calls
+    for step in ("chunk", "merge"):
+        by_key: dict[int, list[str]] = {}
+        for kind, at, outcome in llm.log:
+            if kind == step:
+                by_key.setdefault(at, []).append(outcome)
+        for outcomes in by_key.values():
+            rejected = [i for i, outcome in enumerate(outcomes) if outcome in REJECTED]
+            assert len(rejected) <= MAX_REJECTIONS
+            if len(rejected) == MAX_REJECTIONS:
+                assert rejected[-1] == len(outcomes) - 1, "asked again after the last rejection"
+    for _, summary in history:
+        rejections = sum(
+            1
+            for kind, at, outcome in llm.log
+            if kind == "chunk" and at == summary.covers_from and outcome in REJECTED
+        )
+        assert (summary.method == "extractive") == (rejections >= MAX_REJECTIONS)
+        assert summary.covers_to <= summary.memory_count <= bo.count
+    longterm, recent = bo.summaries.longterm, bo.summaries.recent
+    if longterm is not None and recent is not None:
+        assert longterm.covers_to == recent.covers_from
+        assert longterm.memory_count <= recent.memory_count
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_STEPS, min_size=1, max_size=25), st.lists(_OUTCOMES, max_size=40))
+def test_the_real_compactor_keeps_the_waterfall_whole_under_a_flaky_summarizer(
+    steps: list[tuple[str, int]], outcomes: list[str]
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        asyncio.run(_drive(Path(folder), steps, outcomes))

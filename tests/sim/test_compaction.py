@@ -5,19 +5,30 @@ loopback stub."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import pytest
 from helpers import memories, run
 
-from engine.errors import LLMUnavailableError
+from engine.agents.compactor import Compactor
+from engine.agents.memory import MemoryStream
+from engine.errors import LLMUnavailableError, VaultError
 from engine.llm.dispatcher import Dispatcher, Endpoint
 from engine.llm.fake import ScriptedBackend
 from engine.llm.ollama import OllamaBackend
+from engine.llm.ollama_server import Completion, Refusal
+from engine.llm.openai import OpenAIBackend
 from engine.llm.request import Generation, LLMRequest, Priority
 from engine.llm.stub_server import StubOllama
+from engine.memory.summary_prompts import summary_budget
 from engine.sim.prompting import build_prompt
+from engine.sim.run import summary
+from engine.sim.scheduler import Scheduler
 from engine.sim.simulation import Simulation
 from engine.vault.files import read_front_matter
+from engine.vault.summaries import SummaryStore
 
 
 class Summarizer:
@@ -125,7 +136,7 @@ async def test_a_failed_call_commits_nothing_and_is_retried(
     bo = sim.minds["bo"]
     assert bo.boundary == 4
     assert bo.failures == 2
-    assert bo.last_error is None  # cleared by the commit that finally worked
+    assert bo.last_error == "the summarizer is down"  # kept: failures > 0 always says why
     assert len(llm.prompts) == 3
     assert len(list(_summaries(vault_dir).glob("recent-*.md"))) == 1
 
@@ -138,7 +149,7 @@ async def test_an_empty_reply_is_a_failure(sim: Simulation) -> None:
     await sim.compactor.settle(5)
     bo = sim.minds["bo"]
     assert (bo.boundary, bo.failures) == (0, 1)
-    assert bo.last_error == "the summarizer's reply was empty"
+    assert bo.last_error == "summary of #0-#3 rejected: the summarizer's reply was empty"
 
 
 async def test_never_two_compactions_in_flight_for_one_character(
@@ -326,3 +337,268 @@ async def test_a_worker_stopped_before_it_ran_is_not_left_in_flight(sim: Simulat
     assert not sim.minds["bo"].in_flight
     assert sim.compactor.workers == {}
     assert sim.minds["bo"].boundary == 0  # left pending
+
+
+# --- compaction never wedges, never spins (issue 13, items 6-9) -------------------------
+
+
+class Raising(Summarizer):
+    """Raises ``error`` on every call."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        await asyncio.sleep(0)
+        self.prompts.append(request.prompt())
+        raise self.error
+
+
+class Replies(Summarizer):
+    """Answers each summary request with the next of ``replies`` (then "Summary N.");
+    a reply starting with ``CUT|`` comes back cut off by the token limit."""
+
+    def __init__(self, replies: list[str], *, on_call: Callable[[str], None] | None = None) -> None:
+        super().__init__()
+        self.replies = list(replies)
+        self.on_call = on_call
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        await asyncio.sleep(0)
+        prompt = request.prompt()
+        self.prompts.append(prompt)
+        if self.on_call is not None:
+            self.on_call(prompt)
+        text = self.replies.pop(0) if self.replies else f"Summary {len(self.prompts)}."
+        cut = text.startswith("CUT|")
+        return Generation(text=text.removeprefix("CUT|"), done_reason="length" if cut else "stop")
+
+
+def _blocked_sleep(compactor: Compactor) -> tuple[list[float], asyncio.Event]:
+    """Backoff sleeps that wait for the returned event (and record their delays)."""
+    delays: list[float] = []
+    wake = asyncio.Event()
+
+    async def sleep(delay: float) -> None:
+        delays.append(delay)
+        await wake.wait()
+
+    compactor.sleep = sleep
+    return delays, wake
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(28, "No space left on device"),
+        ValueError("a bad value"),
+        UnicodeEncodeError("utf-8", "\udc80", 0, 1, "surrogates not allowed"),
+        VaultError("summaries/recent.md: cannot be written"),
+        LLMUnavailableError("the summarizer is down"),
+    ],
+    ids=["oserror", "valueerror", "unicode", "vault", "llm"],
+)
+async def test_any_failed_attempt_counts_backs_off_and_never_spins(
+    sim: Simulation, error: Exception
+) -> None:
+    llm = Raising(error)
+    _start(sim, llm)
+    delays, _ = _blocked_sleep(sim.compactor)
+    await _bo_does(sim, 9)  # a chunk is due: one call, which fails
+    await _bo_does(sim, 8)  # more memories while the worker backs off
+    bo = sim.minds["bo"]
+    assert len(llm.prompts) == 1  # one call per attempt, never one per new memory
+    assert bo.failures == 1
+    assert bo.last_error is not None
+    assert str(error) in bo.last_error
+    assert delays
+    assert 0 < delays[0] <= sim.compactor.max_delay
+    assert bo.in_flight  # its worker is alive, waiting to retry
+    await sim.compactor.drain(0)
+    assert not bo.in_flight
+    assert sim.compactor.workers == {}
+    assert sim.compactor.tally.failed == 1
+
+
+async def test_a_state_save_that_raises_never_leaves_the_worker_in_flight(
+    sim: Simulation,
+) -> None:
+    llm = Summarizer()
+    _start(sim, llm)
+    real = sim.compactor.save_state
+    saves = 0
+
+    def flaky(mind: MemoryStream) -> None:
+        nonlocal saves
+        saves += 1
+        if saves == 1:  # the first save of the worker: "in flight"
+            raise OSError(5, "Input/output error")
+        real(mind)
+
+    sim.compactor.save_state = flaky
+    await _bo_does(sim, 9)
+    for _ in range(20):
+        await asyncio.sleep(0)
+        for mind in sim.minds.values():  # in flight only while its worker lives
+            worker = sim.compactor.workers.get(mind.character.id)
+            alive = worker is not None and worker.task is not None and not worker.task.done()
+            assert mind.in_flight == alive
+    await sim.compactor.settle(5)
+    bo = sim.minds["bo"]
+    assert not bo.in_flight
+    assert sim.compactor.workers == {}
+    assert bo.boundary == 4  # retried after the failed save, then committed
+    assert bo.failures == 1
+    assert bo.last_error is not None
+    assert "Input/output error" in bo.last_error
+
+
+async def test_a_state_save_that_always_raises_still_never_spins(sim: Simulation) -> None:
+    llm = Summarizer()
+    _start(sim, llm)
+
+    def broken(mind: MemoryStream) -> None:
+        raise OSError(28, "No space left on device")
+
+    sim.compactor.save_state = broken
+    _blocked_sleep(sim.compactor)
+    await _bo_does(sim, 12)
+    assert len(llm.prompts) <= 1
+    await sim.compactor.drain(0)
+    assert not sim.minds["bo"].in_flight
+    assert sim.compactor.workers == {}
+
+
+BAD_REPLIES = {
+    "empty after blank lines": "\n\n",
+    "echo": "Summarize these memories of Bo in first person (I, me, my), in 2-4 sentences.",
+    "refusal": "I'm sorry, but as an AI language model I cannot summarize these memories.",
+    "as an ai": "As an AI, I do not have memories of my own.",
+    "cut off": "CUT|I thought about many things, and then I thought about",
+    "loop": "I thought a thought. I thought a thought. I thought a thought. I thought a thought.",
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_REPLIES))
+async def test_a_bad_summary_is_a_failure_and_the_chunk_is_tried_again(
+    sim: Simulation, vault_dir: Path, kind: str
+) -> None:
+    llm = Replies([BAD_REPLIES[kind]])
+    _start(sim, llm)
+    await _bo_does(sim, 9)
+    await sim.compactor.settle(5)
+    bo = sim.minds["bo"]
+    assert bo.failures == 1
+    assert bo.last_error is not None
+    assert "rejected" in bo.last_error
+    assert bo.boundary == 4
+    assert bo.summaries.recent is not None
+    assert bo.summaries.recent.text == "Summary 2."  # the second reply, not the bad one
+    assert bo.summaries.recent.method == "llm"
+    assert len(llm.prompts) == 2
+
+
+class CutStub(StubOllama):
+    """The loopback stub, answering every summary as cut off by its token limit."""
+
+    def answer(self, body: dict[str, Any]) -> Completion | Refusal:
+        answer = super().answer(body)
+        if isinstance(answer, Completion):
+            answer.done_reason = "length"
+        return answer
+
+
+@pytest.mark.parametrize("backend", [OllamaBackend, OpenAIBackend])
+async def test_a_reply_cut_off_by_the_token_limit_is_rejected_over_http(
+    sim: Simulation, backend: type[OllamaBackend] | type[OpenAIBackend]
+) -> None:
+    with CutStub(replies=["I thought and thought and"], models=["tiny"]) as stub:
+        dispatcher = Dispatcher([Endpoint(stub.url, backend(stub.url), slots=1)])
+        _start(sim, dispatcher)
+        sim.compactor.retry = False
+        await _bo_does(sim, 9)
+        await sim.compactor.settle(10)
+        await dispatcher.aclose()
+    bo = sim.minds["bo"]
+    assert (bo.boundary, bo.failures) == (0, 1)
+    assert bo.last_error is not None
+    assert "token limit" in bo.last_error
+
+
+async def test_three_rejections_commit_an_extractive_summary(
+    sim: Simulation, vault_dir: Path
+) -> None:
+    refusal = "I'm sorry, but I cannot help with summarizing these memories."
+    llm = ScriptedBackend(["look"], summary=refusal)
+    _start(sim, llm)
+    await _bo_does(sim, 9)
+    await sim.compactor.settle(5)
+    bo = sim.minds["bo"]
+    assert bo.boundary == 4  # memory slowed down, never stopped
+    assert bo.failures == 3
+    assert len(llm.prompts) == 3  # three rejected calls, then no fourth
+    assert bo.summaries.recent is not None
+    assert bo.summaries.recent.method == "extractive"
+    assert "Thought number 0." in bo.summaries.recent.text
+    assert "Thought number 4." not in bo.summaries.recent.text  # the chunk's memories only
+    (history,) = _summaries(vault_dir).glob("recent-*.md")
+    meta, _ = read_front_matter(history)
+    assert meta["method"] == "extractive"
+    assert read_front_matter(_summaries(vault_dir) / "recent.md")[0]["method"] == "extractive"
+    status = run(sim, "Bo", "@memory-status").text
+    assert "extractive" in status
+    assert sim.compactor.tally.extractive == 1
+
+
+async def test_the_waterfall_keeps_flowing_when_every_reply_is_bad(
+    sim: Simulation, vault_dir: Path
+) -> None:
+    llm = ScriptedBackend(["look"], summary="As an AI, I have no memories.")
+    _start(sim, llm)
+    for _ in range(17):
+        await _bo_does(sim, 1)
+        await asyncio.sleep(0.01)
+    await sim.compactor.settle(10)
+    bo = sim.minds["bo"]
+    assert bo.boundary == 12
+    longterm, recent = bo.summaries.longterm, bo.summaries.recent
+    assert longterm is not None
+    assert recent is not None
+    assert (longterm.method, recent.method) == ("extractive", "extractive")
+    assert longterm.covers_to == 8
+    # chunk 1 (3 rejected), chunk 2 (3), merge (3), chunk 3 (3); never a fourth call
+    assert len(llm.prompts) == 12
+    assert bo.failures == 12
+    store = SummaryStore(_summaries(vault_dir))
+    assert [(s.covers_from, s.covers_to) for _, s in store.history()] == [(0, 4), (4, 8), (8, 12)]
+    assert len(longterm.text) <= summary_budget(sim.compactor.options)
+
+
+async def test_the_longterm_memory_count_is_m_at_commit(sim: Simulation) -> None:
+    def meanwhile(prompt: str) -> None:
+        if prompt.endswith("\nSUMMARY:"):  # memories keep coming during the chunk call
+            run(sim, "Bo", "think Meanwhile.")
+
+    llm = Replies([], on_call=meanwhile)
+    _start(sim, llm)
+    for _ in range(13):
+        await _bo_does(sim, 1)
+        await asyncio.sleep(0.01)
+    await sim.compactor.settle(5)
+    bo = sim.minds["bo"]
+    longterm, recent = bo.summaries.longterm, bo.summaries.recent
+    assert longterm is not None
+    assert recent is not None
+    assert longterm.covers_to == recent.covers_from
+    assert longterm.memory_count == recent.memory_count  # both M at the commit
+
+
+async def test_the_run_summary_counts_failed_compaction_attempts(sim: Simulation) -> None:
+    llm = ScriptedBackend(["look"], summary="I'm sorry, I can't assist with that request.")
+    _start(sim, llm)
+    await _bo_does(sim, 9)
+    await sim.compactor.settle(5)
+    dispatcher = Dispatcher([Endpoint("fake:", ScriptedBackend())])
+    line = summary(Scheduler(sim, dispatcher, {}), dispatcher, 1.0)
+    assert "1 compaction (3 failed attempts, 1 extractive)" in line
