@@ -64,9 +64,13 @@ class LLMUnavailableError(LLMError):
 class LLMResponseError(LLMError):
     """The server answered with an error or with something we cannot read."""
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after
+        """Seconds the server asked us to wait (its ``Retry-After`` header), if it said."""
 
     @property
     def retryable(self) -> bool:

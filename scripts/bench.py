@@ -1,7 +1,7 @@
 """mudsim benchmarks (run by hand; never part of the test suite).
 
     python scripts/bench.py            # every benchmark
-    python scripts/bench.py engine     # one or more of: engine, dispatch, pool, memory, tui, commands, journal, local
+    python scripts/bench.py engine     # one or more of: engine, dispatch, pool, fairness, memory, tui, commands, journal, local
 
 ``local`` needs the embedded model (the ``local`` extra) and is left out of a plain run.
 
@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench_common import REPEATS, summary, world_yaml
+from bench_fairness import bench_fairness
 from bench_llm import bench_dispatch, bench_engine, bench_pool
 from bench_local import bench_local
 from bench_memory import bench_memory
@@ -94,6 +95,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {
     "engine": bench_engine,
     "dispatch": bench_dispatch,
     "pool": bench_pool,
+    "fairness": bench_fairness,
     "memory": bench_memory,
     "tui": bench_tui,
     "commands": bench_commands,

@@ -23,6 +23,7 @@ import httpx
 from engine.config import DEFAULT_LLM_URL, DEFAULT_MODEL, LLMConfig, RoleName
 from engine.errors import LLMError, LLMUnavailableError, UsageError
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
+from engine.llm.fair_queue import DEFAULT_BYPASS_LIMIT
 from engine.llm.fake import ScriptedBackend
 from engine.llm.local import (
     DEFAULT_CTX,
@@ -157,14 +158,21 @@ def has_model(wanted: str, available: Iterable[str]) -> bool:
 
 
 def build_dispatcher(
-    choice: LLMChoice, *, retry: RetryPolicy | None = None, stream: bool = True
+    choice: LLMChoice,
+    *,
+    retry: RetryPolicy | None = None,
+    stream: bool = True,
+    bypass_limit: int | None = DEFAULT_BYPASS_LIMIT,
 ) -> Dispatcher:
+    """``bypass_limit``: how many turn dispatches a waiting summary lets pass before it
+    goes first (None: strict priority)."""
     retry = retry or RetryPolicy()
     if choice.fake:
         spec = choice.endpoints[0].url[len(FAKE_PREFIX) :]
-        return Dispatcher([Endpoint(FAKE_PREFIX, ScriptedBackend.from_spec(spec))], retry=retry)
-    return Dispatcher([Endpoint(e.url, _backend(e, stream), e.slots) for e in choice.endpoints],
-                      retry=retry)  # fmt: skip
+        endpoints = [Endpoint(FAKE_PREFIX, ScriptedBackend.from_spec(spec))]
+    else:
+        endpoints = [Endpoint(e.url, _backend(e, stream), e.slots) for e in choice.endpoints]
+    return Dispatcher(endpoints, retry=retry, bypass_limit=bypass_limit)
 
 
 def _backend(

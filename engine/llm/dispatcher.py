@@ -3,17 +3,28 @@
     dispatcher = Dispatcher([Endpoint("http://gpu1:11434", OllamaBackend(...), slots=2)])
     generation = await dispatcher.generate(request)
 
-- **Priority**: waiting requests are served agent turns first, then summaries, then
-  consolidation; first come, first served within a priority.
+- **Priority with aging**: waiting requests are served agent turns first, then
+  summaries, then consolidation; first come, first served within a priority. A waiting
+  request ages: once ``bypass_limit`` (default 4) better-priority requests have been
+  served while it waited, it goes first (``engine/llm/fair_queue.py``). So a due
+  summary starts within 4 turn dispatches however busy the agents keep the slots, and
+  when turns leave a slot free it starts at once. ``fairness`` records, per priority,
+  the most better-priority grants any request waited through.
 - **A pool of endpoints**: each runs at most ``slots`` requests at once (match the
   server's parallel slots). An agent's requests go to the same endpoint while it has
   a free slot (its prompt prefix is cached there), otherwise to the free endpoint with
-  the fewest in flight. An endpoint that refuses connections, times out or answers
-  503 is left alone for ``cooloff`` seconds and the request is retried elsewhere at
-  once; a reply that failed after it began to stream is not retried.
-- **Retries**: connection errors, timeouts, 5xx and 429 are retried with exponential
-  backoff and full jitter; other 4xx fail at once. A retry gives its slot back while
-  it waits and queues again at its priority.
+  the fewest in flight.
+- **Resting**: an endpoint that refuses connections, times out or answers 503 is left
+  alone for ``cooloff`` seconds; one that answers with ``Retry-After: N`` (429 or 5xx,
+  seconds form) for N seconds, at most ``RetryPolicy.max_retry_after``. Resting
+  endpoints are used only when no endpoint is up. When a rest ends a timer re-runs the
+  queue, so nobody waits past it while a slot is free.
+- **Retries**: connection errors, timeouts, 5xx and 429 are retried; other 4xx fail at
+  once, and so does a reply that failed after it began to stream. A retry goes at once
+  to another endpoint if one is up with a free slot; otherwise it first backs off
+  (exponential with full jitter, and at least the server's ``Retry-After``, capped),
+  and it still prefers another endpoint to the one that failed. A retry gives its slot
+  back while it waits and queues again at its priority.
 - **Deadline**: each attempt has a wall-clock limit on top of httpx's read timeout
   (a server that dribbles bytes never trips a read timeout).
 - **Shutdown**: ``aclose`` refuses new work, fails what is queued, gives in-flight
@@ -27,8 +38,6 @@ request that waited in the queue still carries a fresh prompt.
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import random
 import time
 import zlib
@@ -37,6 +46,7 @@ from dataclasses import dataclass, field
 
 from engine.errors import LLMError, LLMResponseError, LLMUnavailableError
 from engine.llm.backend import Backend
+from engine.llm.fair_queue import DEFAULT_BYPASS_LIMIT, FairnessStats, FairQueue, Waiting
 from engine.llm.metrics import LLMMetrics
 from engine.llm.request import Generation, LLMRequest, Priority
 
@@ -49,7 +59,8 @@ class Endpoint:
     slots: int = 1
     metrics: LLMMetrics = field(default_factory=LLMMetrics)
     down_until: float = 0.0
-    """Clock time until which it is left alone after a connection failure or a 503."""
+    """Clock time until which it rests: after a connection failure, a timeout, a 503,
+    or an answer with ``Retry-After``."""
 
 
 @dataclass(frozen=True)
@@ -60,10 +71,24 @@ class RetryPolicy:
     max_delay: float = 8.0
     deadline: float | None = 300.0
     """Wall-clock seconds one attempt may take; None for no limit."""
+    max_retry_after: float = 60.0
+    """The longest ``Retry-After`` honoured (a server may ask for an hour)."""
 
     def delay(self, retry: int, rng: random.Random) -> float:
         """Full jitter: uniform in [0, min(max_delay, base_delay * 2**retry)]."""
         return rng.uniform(0.0, min(self.max_delay, self.base_delay * 2**retry))
+
+    def retry_after(self, error: LLMError | None) -> float | None:
+        """The server's ``Retry-After`` with a 429 or 5xx, capped; None when it sent none."""
+        if not isinstance(error, LLMResponseError) or not error.retryable:
+            return None
+        seconds = error.retry_after
+        return None if seconds is None else min(seconds, self.max_retry_after)
+
+    def wait(self, retry: int, rng: random.Random, error: LLMError | None) -> float:
+        """Before retry number ``retry`` + 1 on a busy pool: the jittered backoff, and at
+        least as long as the server asked (capped)."""
+        return max(self.delay(retry, rng), self.retry_after(error) or 0.0)
 
 
 def is_retryable(error: LLMError) -> bool:
@@ -81,7 +106,14 @@ def means_down(error: LLMError) -> bool:
     return isinstance(error, LLMUnavailableError)
 
 
-_Waiter = tuple[int, int, "asyncio.Future[Endpoint]", str | None]
+@dataclass(eq=False)
+class _Ticket:
+    """A request waiting for a slot: granted an endpoint through ``granted``."""
+
+    granted: asyncio.Future[Endpoint]
+    agent: str | None
+    avoid: Endpoint | None
+    """The endpoint its last attempt failed on: used only when no other can take it."""
 
 
 class Dispatcher:
@@ -94,41 +126,47 @@ class Dispatcher:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         cooloff: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
+        bypass_limit: int | None = DEFAULT_BYPASS_LIMIT,
     ) -> None:
         if not endpoints:
             raise ValueError("a dispatcher needs at least one endpoint")
         self.endpoints = list(endpoints)
         self.retry = retry
         self.metrics = LLMMetrics()
+        self.fairness = FairnessStats(dict.fromkeys(Priority, 0), dict.fromkeys(Priority, 0))
+        """Per priority: requests granted, and the most better-priority grants one waited
+        through (at most ``bypass_limit``)."""
         self._rng = rng or random.Random()
         self._sleep = sleep
         self.cooloff = cooloff
         self._clock = clock
-        self._waiters: list[_Waiter] = []
-        self._order = itertools.count()
+        self._queue = FairQueue[_Ticket](bypass_limit)
+        self._wakeups: dict[int, asyncio.TimerHandle] = {}
+        """Endpoint index -> the timer that re-runs the queue when its rest ends."""
         self._cursor = 0
         self._calls: set[asyncio.Task[object]] = set()
         self._closed = False
+
+    @property
+    def bypass_limit(self) -> int | None:
+        return self._queue.bypass_limit
 
     # -- the one public call ----------------------------------------------------------
     async def generate(self, request: LLMRequest) -> Generation:
         """Run ``request`` on some endpoint, retrying what can be retried."""
         error: LLMError | None = None
-        failover = False
+        failed: Endpoint | None = None
         for attempt in range(self.retry.attempts):
             if attempt:
                 self.metrics.retries += 1
-                if not failover:
-                    await self._sleep(self.retry.delay(attempt - 1, self._rng))
-            endpoint = await self._acquire(request)
+                if not self._another_can_take(failed):
+                    await self._sleep(self.retry.wait(attempt - 1, self._rng, error))
+            endpoint = await self._acquire(request, avoid=failed)
             try:
                 generation = await self._call(endpoint, request)
             except LLMError as exc:
-                error = exc
-                endpoint.metrics.last_error = self.metrics.last_error = str(exc)
-                if means_down(exc):
-                    endpoint.down_until = self._clock() + self.cooloff
-                failover = any(self._up(e) for e in self.endpoints if e is not endpoint)
+                error, failed = exc, endpoint
+                self._note_failure(endpoint, exc)
                 if not is_retryable(exc):
                     break
             else:
@@ -159,20 +197,62 @@ class Dispatcher:
             if task is not None:
                 self._calls.discard(task)
 
-    # -- the priority gate ------------------------------------------------------------
-    async def _acquire(self, request: LLMRequest) -> Endpoint:
+    def _note_failure(self, endpoint: Endpoint, error: LLMError) -> None:
+        """Record the error; rest the endpoint as long as the server asked, or for the
+        cool-off when it is down or busy."""
+        endpoint.metrics.last_error = self.metrics.last_error = str(error)
+        asked = self.retry.retry_after(error)
+        if asked is not None:
+            self._rest(endpoint, asked)
+        elif means_down(error):
+            self._rest(endpoint, self.cooloff)
+
+    def _rest(self, endpoint: Endpoint, seconds: float) -> None:
+        until = self._clock() + seconds
+        if seconds <= 0 or until <= endpoint.down_until:
+            return
+        endpoint.down_until = until
+        self._wake_at_end_of_rest(self.endpoints.index(endpoint))
+
+    def _wake_at_end_of_rest(self, index: int) -> None:
+        """Re-run the queue when endpoint ``index`` is up again (a free slot there may be
+        the only one)."""
+        if (old := self._wakeups.pop(index, None)) is not None:
+            old.cancel()
+        remaining = self.endpoints[index].down_until - self._clock()
+        loop = asyncio.get_running_loop()
+        self._wakeups[index] = loop.call_later(max(remaining, 0.0), self._rest_ended, index)
+
+    def _rest_ended(self, index: int) -> None:
+        self._wakeups.pop(index, None)
+        if not self._up(self.endpoints[index]):  # the timer fired a hair early
+            self._wake_at_end_of_rest(index)
+            return
+        self._grant()
+
+    def _another_can_take(self, failed: Endpoint | None) -> bool:
+        """Whether an endpoint other than ``failed`` is up with a free slot now."""
+        return any(
+            e is not failed and self._up(e) and e.metrics.in_flight < e.slots
+            for e in self.endpoints
+        )
+
+    # -- the gate ---------------------------------------------------------------------
+    async def _acquire(self, request: LLMRequest, avoid: Endpoint | None = None) -> Endpoint:
         if self._closed:
             raise LLMUnavailableError("the LLM dispatcher is shutting down")
-        if not self._waiters and (endpoint := self._free_endpoint(request.agent)) is not None:
+        if not self._queue and (endpoint := self._free_endpoint(request.agent, avoid)) is not None:
+            self.fairness.record(request.priority, 0)
             self._take(endpoint)
             return endpoint
-        granted: asyncio.Future[Endpoint] = asyncio.get_running_loop().create_future()
-        waiter = (int(request.priority), next(self._order), granted, request.agent)
-        heapq.heappush(self._waiters, waiter)
+        ticket = _Ticket(asyncio.get_running_loop().create_future(), request.agent, avoid)
+        entry = self._queue.push(ticket, request.priority)
         self.metrics.queued += 1
         try:
-            return await granted
+            return await ticket.granted
         except asyncio.CancelledError:
+            self._queue.remove(entry)
+            granted = ticket.granted
             if granted.done() and not granted.cancelled() and granted.exception() is None:
                 self._release(granted.result())  # granted just as we were cancelled
             raise
@@ -182,17 +262,22 @@ class Dispatcher:
     def _up(self, endpoint: Endpoint) -> bool:
         return endpoint.down_until <= self._clock()
 
-    def _free_endpoint(self, agent: str | None = None) -> Endpoint | None:
+    def _free_endpoint(
+        self, agent: str | None = None, avoid: Endpoint | None = None
+    ) -> Endpoint | None:
         """Where a request goes now: the agent's own endpoint if it is up and has a free
         slot, else the up endpoint with a free slot and the fewest in flight (ties: round
-        robin). Endpoints resting after a failure are used only when none is up."""
+        robin); ``avoid`` only if no other can take it. Endpoints resting after a failure
+        are used only when none is up."""
         free = [e for e in self.endpoints if e.metrics.in_flight < e.slots]
         if not free:
             return None
         up = [e for e in free if self._up(e)]
         if not up and any(self._up(e) for e in self.endpoints):
-            return None  # an up endpoint is only busy: wait for it
+            return None  # an up endpoint is only busy: wait for it (or for a rest to end)
         candidates = up or free
+        if avoid in candidates and len(candidates) > 1:
+            candidates = [e for e in candidates if e is not avoid]
         if agent is not None:
             home = self.endpoints[zlib.crc32(agent.encode()) % len(self.endpoints)]
             if home in candidates:
@@ -216,18 +301,31 @@ class Dispatcher:
     def _release(self, endpoint: Endpoint) -> None:
         endpoint.metrics.in_flight -= 1
         self.metrics.in_flight -= 1
-        while self._waiters and (free := self._free_endpoint(self._waiters[0][3])) is not None:
-            granted = heapq.heappop(self._waiters)[2]
-            if not granted.done():
-                self._take(free)
-                granted.set_result(free)
+        self._grant()
+
+    def _grant(self) -> None:
+        """Hand free slots to the head of the queue while there are both."""
+        while (head := self._queue.peek()) is not None:
+            ticket = head.item
+            if ticket.granted.done():  # failed by shutdown
+                self._queue.remove(head)
+                continue
+            endpoint = self._free_endpoint(ticket.agent, ticket.avoid)
+            if endpoint is None:
+                return
+            self._grant_to(self._queue.pop(), endpoint)
+
+    def _grant_to(self, entry: Waiting[_Ticket], endpoint: Endpoint) -> None:
+        self.fairness.record(entry.priority, entry.bypassed)
+        self._take(endpoint)
+        entry.item.granted.set_result(endpoint)
 
     # -- status and shutdown ----------------------------------------------------------
     def queued_by_priority(self) -> dict[Priority, int]:
         counts = dict.fromkeys(Priority, 0)
-        for priority, _, granted, _ in self._waiters:
-            if not granted.done():
-                counts[Priority(priority)] += 1
+        for entry in self._queue:
+            if not entry.item.granted.done():
+                counts[Priority(entry.priority)] += 1
         return counts
 
     @property
@@ -241,10 +339,14 @@ class Dispatcher:
     async def aclose(self, grace: float = 10.0) -> None:
         """Refuse new work, fail what is queued, wait ``grace`` s for calls, cancel the rest."""
         self._closed = True
-        while self._waiters:
-            granted = heapq.heappop(self._waiters)[2]
-            if not granted.done():
-                granted.set_exception(LLMUnavailableError("the LLM dispatcher is shutting down"))
+        for timer in self._wakeups.values():
+            timer.cancel()
+        self._wakeups.clear()
+        for entry in self._queue.clear():
+            if not entry.item.granted.done():
+                entry.item.granted.set_exception(
+                    LLMUnavailableError("the LLM dispatcher is shutting down")
+                )
         running = [task for task in self._calls if not task.done()]
         if running:
             _, pending = await asyncio.wait(running, timeout=grace)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -76,21 +77,38 @@ def _error_message(error: object) -> str:
 
 
 def check_status(response: httpx.Response) -> None:
-    """Raise ``LLMResponseError`` (with the status) for anything but 200."""
+    """Raise ``LLMResponseError`` (with the status, and ``Retry-After`` if the server
+    sent one) for anything but 200."""
     if response.status_code == 200:
         return
     try:
         message = _error_message(json.loads(response.text).get("error", response.text))
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         message = response.text[:200]
-    raise LLMResponseError(f"HTTP {response.status_code}: {message}", status=response.status_code)
+    raise LLMResponseError(
+        f"HTTP {response.status_code}: {message}",
+        status=response.status_code,
+        retry_after=retry_after_seconds(response.headers.get("Retry-After")),
+    )
+
+
+def retry_after_seconds(header: str | None) -> float | None:
+    """A ``Retry-After`` header in its seconds form (``"3"``, ``"0.5"``); None for none,
+    for the HTTP-date form, or for anything that is not a finite number >= 0."""
+    if header is None:
+        return None
+    try:
+        seconds = float(header.strip())
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 def decode_object(text: str) -> dict[str, Any]:
     """One JSON object; an ``error`` in it (a 200 stream can carry one) is raised."""
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise LLMResponseError(f"not JSON: {text[:120]!r}") from exc
     if not isinstance(data, dict):
         raise LLMResponseError(f"expected a JSON object, got {text[:120]!r}")

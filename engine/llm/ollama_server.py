@@ -37,6 +37,8 @@ class Completion:
 class Refusal:
     status: int
     message: str
+    retry_after: float | None = None
+    """Sent as a ``Retry-After`` header (seconds) when set, as a busy server does."""
 
 
 class MidStreamError(Exception):
@@ -143,7 +145,10 @@ def _handler_for(server: OllamaCompatibleServer) -> type[BaseHTTPRequestHandler]
                 return
             answer = source.answer(body)
             if isinstance(answer, Refusal):
-                self._json(answer.status, {"error": answer.message})
+                headers = (
+                    {} if answer.retry_after is None else {"Retry-After": f"{answer.retry_after:g}"}
+                )
+                self._json(answer.status, {"error": answer.message}, headers)
             elif self.path == "/v1/completions":
                 self._completion(body, answer)
             else:
@@ -209,9 +214,13 @@ def _handler_for(server: OllamaCompatibleServer) -> type[BaseHTTPRequestHandler]
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
 
-        def _json(self, status: int, data: dict[str, Any]) -> None:
+        def _json(
+            self, status: int, data: dict[str, Any], headers: dict[str, str] | None = None
+        ) -> None:
             payload = json.dumps(data).encode()
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()

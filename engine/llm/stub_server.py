@@ -6,8 +6,12 @@
 It serves ``GET /api/version``, ``GET /api/tags`` and ``POST /api/generate`` (streamed
 as NDJSON or whole), and Ollama's OpenAI-style ``GET /v1/models`` and
 ``POST /v1/completions`` (server-sent events or whole), records every request body, and can misbehave on purpose:
-``fail_next(status, times)``, ``hang_next(times)`` (never answer, until stopped),
-``delay`` seconds before answering, ``error_mid_stream``.
+``fail_next(status, times)`` (with a ``Retry-After`` header while ``retry_after`` is
+set), ``hang_next(times)`` (never answer, until stopped),
+``delay`` seconds before answering, ``error_mid_stream``, and on a fixed schedule
+(``FaultSchedule``: HTTP 500 every n-th call, a hang every m-th, garbage every k-th),
+which the fault soak (``scripts/soak.py``) uses. With ``summary`` set, prompts ending
+in the summarizer's cue (``SUMMARY:``) get that text instead of the next scripted reply.
 It listens on 127.0.0.1 only, on a free port, in a background thread.
 """
 
@@ -16,25 +20,85 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from engine.llm.ollama_server import Completion, MidStreamError, OllamaCompatibleServer, Refusal
+from engine.memory.summary_prompts import CHUNK_CUE, MERGE_CUE
+
+Fault = Literal["hang", "fail", "garbage"]
+
+GARBAGE: tuple[tuple[str, str], ...] = (
+    ("", "stop"),
+    ('{"command": "lo', "stop"),
+    ("I'm sorry, but as an AI language model I cannot help with that.", "stop"),
+    ("Summarize these memories in first person (I, me, my), in 2-4 sentences.", "stop"),
+    ("It rained. It rained. It rained. It rained.", "stop"),
+    ("I walked into the hall and then I saw that the", "length"),
+    ("\x00\x1b[2J ???", "stop"),
+)
+"""What a garbage answer is, in turn (text, done_reason): empty, cut-off JSON, a
+refusal, an echo of the instructions, a loop, a reply cut by the token limit, control
+characters."""
+
+
+@dataclass(frozen=True)
+class FaultSchedule:
+    """Deterministic misbehaviour by call number (the n-th generate call, from 1): a
+    hang every ``hang_every`` calls (no answer for ``hang_seconds``, then 503), else HTTP
+    500 every ``fail_every``, else garbage every ``garbage_every``; 0 turns one off."""
+
+    fail_every: int = 0
+    hang_every: int = 0
+    garbage_every: int = 0
+    hang_seconds: float = 120.0
+
+    def fault_for(self, call: int) -> Fault | None:
+        order: tuple[tuple[int, Fault], ...] = (
+            (self.hang_every, "hang"),
+            (self.fail_every, "fail"),
+            (self.garbage_every, "garbage"),
+        )
+        for every, fault in order:
+            if every > 0 and call % every == 0:
+                return fault
+        return None
+
+
+def is_summary_prompt(body: dict[str, Any]) -> bool:
+    """Whether a generate body is the summarizer's (its prompt ends with a summary cue)."""
+    prompt = str(body.get("prompt", "")).rstrip()
+    return prompt.endswith((CHUNK_CUE, MERGE_CUE))
 
 
 class StubOllama(OllamaCompatibleServer):
     version = "0.0.0-stub"
 
     def __init__(self, replies: list[str] | None = None, *, models: list[str] | None = None,
-                 delay: float = 0.0, port: int = 0) -> None:  # fmt: skip
+                 delay: float = 0.0, port: int = 0, faults: FaultSchedule | None = None,
+                 summary: str | None = None, record: bool = True) -> None:  # fmt: skip
         self.replies = replies or ["look"]
         self.model_names = models if models is not None else ["gemma3:4b"]
         self.delay = delay
         self.error_mid_stream = False
+        self.retry_after: float | None = None
+        """Seconds sent as ``Retry-After`` with every injected failure, while set."""
+        self.faults = faults or FaultSchedule()
+        self.summary = summary
+        """The answer to every summarizer prompt (None: the script answers them too)."""
+        self.record = record
         self.requests: list[dict[str, Any]] = []
+        """Every generate body (while ``record``; a long soak turns it off)."""
+        self.calls = 0
+        """Generate calls answered or refused so far."""
+        self.injected: Counter[str] = Counter()
+        """Scheduled faults so far, by kind, and by ``kind:summary`` for summarizer calls."""
         self._failures: list[int | None] = []
         self._released = threading.Event()
         self._next = 0
+        self._garbage = 0
         self._lock = threading.Lock()
         super().__init__(self, port=port)
 
@@ -58,26 +122,46 @@ class StubOllama(OllamaCompatibleServer):
     def answer(self, body: dict[str, Any]) -> Completion | Refusal:
         """The next scripted reply (as ``{"command": ...}`` when a ``format`` is asked
         for); blocks here for a hang."""
+        summarizing = self.summary is not None and is_summary_prompt(body)
+        done_reason = "stop"
         with self._lock:
-            self.requests.append(body)
+            if self.record:
+                self.requests.append(body)
+            self.calls += 1
             failure = self._failures.pop(0) if self._failures else 0
-            reply = self.replies[self._next % len(self.replies)]
-            if not failure:
-                self._next += 1
+            scheduled = self.faults.fault_for(self.calls) if failure == 0 else None
+            if scheduled is not None:
+                self.injected[scheduled] += 1
+                if is_summary_prompt(body):
+                    self.injected[f"{scheduled}:summary"] += 1
+            if scheduled == "hang":
+                failure = None
+            elif scheduled == "fail":
+                failure = 500
+            if scheduled == "garbage":
+                reply, done_reason = GARBAGE[self._garbage % len(GARBAGE)]
+                self._garbage += 1
+            elif summarizing:
+                reply = str(self.summary)
+            else:
+                reply = self.replies[self._next % len(self.replies)]
+                if not failure:
+                    self._next += 1
         if failure is None:
-            self._released.wait(timeout=120)
+            self._released.wait(timeout=self.faults.hang_seconds if scheduled else 120)
         if self.delay:
             time.sleep(self.delay)
         if failure is None:
             return Refusal(503, "server stopped")
         if failure:
-            return Refusal(failure, f"injected failure {failure}")
-        if body.get("format"):
+            return Refusal(failure, f"injected failure {failure}", self.retry_after)
+        if body.get("format") and scheduled != "garbage":
             reply = json.dumps({"command": reply})
         return Completion(
             self._pieces(reply),
             prompt_tokens=len(str(body.get("prompt", ""))) // 4,
             completion_tokens=max(1, len(reply) // 4),
+            done_reason=done_reason,
         )
 
     def _pieces(self, reply: str) -> Iterator[str]:
@@ -98,8 +182,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)"
     )
+    parser.add_argument("--summary", help="the answer to every summarizer prompt")
+    parser.add_argument("--fail-every", type=int, default=0, metavar="N",
+                        help="answer HTTP 500 to every N-th generate call")  # fmt: skip
+    parser.add_argument("--hang-every", type=int, default=0, metavar="N",
+                        help="leave every N-th generate call unanswered")  # fmt: skip
+    parser.add_argument("--hang-seconds", type=float, default=120.0, metavar="S",
+                        help="how long a scheduled hang lasts (then 503)")  # fmt: skip
+    parser.add_argument("--garbage-every", type=int, default=0, metavar="N",
+                        help="answer garbage to every N-th generate call")  # fmt: skip
     args = parser.parse_args(argv)
-    stub = StubOllama(args.reply, models=args.model, delay=args.delay, port=args.port).start()
+    faults = FaultSchedule(args.fail_every, args.hang_every, args.garbage_every, args.hang_seconds)
+    stub = StubOllama(args.reply, models=args.model, delay=args.delay, port=args.port,
+                      faults=faults, summary=args.summary).start()  # fmt: skip
     print(stub.url, flush=True)
     try:
         threading.Event().wait()

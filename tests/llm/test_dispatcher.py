@@ -13,6 +13,7 @@ import pytest
 
 from engine.errors import LLMResponseError, LLMUnavailableError
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
+from engine.llm.http import check_status
 from engine.llm.ollama import OllamaBackend
 from engine.llm.request import Generation, LLMRequest, Priority
 from engine.llm.stub_server import StubOllama
@@ -231,3 +232,73 @@ def test_backoff_grows_and_is_capped() -> None:
     for retry in range(8):
         for _ in range(50):
             assert 0.0 <= policy.delay(retry, rng) <= min(4.0, 0.5 * 2**retry)
+
+
+async def test_retry_after_is_read_into_the_error(stub: StubOllama) -> None:
+    stub.fail_next(429)
+    stub.retry_after = 7
+    backend = OllamaBackend(stub.url, timeout=httpx.Timeout(5.0))
+    with pytest.raises(LLMResponseError) as caught:
+        await backend.generate(_request())
+    await backend.aclose()
+    assert (caught.value.status, caught.value.retry_after) == (429, 7.0)
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [("3", 3.0), ("0.5", 0.5), ("Wed, 21 Oct 2015 07:28:00 GMT", None), ("-4", None), ("x", None)],
+)
+def test_only_the_seconds_form_of_retry_after_is_read(header: str, seconds: float | None) -> None:
+    response = httpx.Response(503, headers={"Retry-After": header}, json={"error": "busy"})
+    with pytest.raises(LLMResponseError) as caught:
+        check_status(response)
+    assert caught.value.retry_after == seconds
+
+
+async def _sleeps_with_one_endpoint(stub: StubOllama, retry_after: float) -> list[float]:
+    stub.fail_next(429)
+    stub.retry_after = retry_after
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    backend = OllamaBackend(stub.url, timeout=httpx.Timeout(5.0))
+    dispatcher = Dispatcher([Endpoint(stub.url, backend)], retry=FAST_RETRY, sleep=sleep)
+    assert (await dispatcher.generate(_request())).text == "look"
+    await dispatcher.aclose()
+    return sleeps
+
+
+async def test_with_one_endpoint_a_retry_waits_as_long_as_retry_after_says(
+    stub: StubOllama,
+) -> None:
+    assert await _sleeps_with_one_endpoint(stub, 2) == [2.0]
+
+
+async def test_a_huge_retry_after_is_capped(stub: StubOllama) -> None:
+    assert await _sleeps_with_one_endpoint(stub, 86400) == [FAST_RETRY.max_retry_after]
+
+
+@pytest.mark.parametrize(("limit", "summary_at"), [(4, 5), (2, 3), (None, 7)])
+async def test_a_waiting_summary_goes_first_once_enough_turns_bypassed_it(
+    stub: StubOllama, limit: int | None, summary_at: int
+) -> None:
+    stub.delay = 0.02
+    backend = OllamaBackend(stub.url, timeout=httpx.Timeout(5.0))
+    dispatcher = Dispatcher([Endpoint(stub.url, backend)], retry=FAST_RETRY, bypass_limit=limit)
+    busy = asyncio.create_task(dispatcher.generate(_request("busy")))
+    await asyncio.sleep(0.01)
+    names = ["s1", "t1", "t2", "t3", "t4", "t5", "t6"]
+    queued = [
+        asyncio.create_task(
+            dispatcher.generate(_request(n, Priority.SUMMARY if n[0] == "s" else Priority.TURN))
+        )
+        for n in names
+    ]
+    await asyncio.gather(busy, *queued)
+    await dispatcher.aclose()
+    served = [body["prompt"] for body in stub.requests]
+    assert served.index("s1") == summary_at
+    assert [p for p in served if p.startswith("t")] == ["t1", "t2", "t3", "t4", "t5", "t6"]
+    assert dispatcher.fairness.most_bypassed[Priority.SUMMARY] == summary_at - 1

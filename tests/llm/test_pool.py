@@ -108,3 +108,83 @@ async def test_a_reply_that_broke_off_is_not_retried_elsewhere(
     await pool.aclose()
     assert caught.value.started
     assert (len(one.requests), len(two.requests)) == (1, 0)
+
+
+async def test_a_500_is_retried_on_another_endpoint_not_the_same_busy_one(
+    stubs: tuple[StubOllama, StubOllama],
+) -> None:
+    one, two = stubs
+    one.fail_next(500)
+    sleeps: list[float] = []
+    pool = _pool(one, two, sleeps=sleeps)
+    assert (await pool.generate(_request(_agent_at_home(0)))).text == "look"
+    await pool.aclose()
+    assert (len(one.requests), len(two.requests)) == (1, 1)
+    assert sleeps == [], "another endpoint could take it at once"
+
+
+async def test_retry_after_rests_the_endpoint_that_said_it(
+    stubs: tuple[StubOllama, StubOllama],
+) -> None:
+    one, two = stubs
+    one.fail_next(429)
+    one.retry_after = 30
+    clock = Clock()
+    pool = _pool(one, two, clock=clock)
+    agent = _agent_at_home(0)
+    await pool.generate(_request(agent))
+    assert (len(one.requests), len(two.requests)) == (1, 1)
+    clock.now += 29.0
+    await pool.generate(_request(agent))
+    assert len(one.requests) == 1, "still resting: it asked for 30 s"
+    clock.now += 1.0
+    await pool.generate(_request(agent))
+    assert len(one.requests) == 2, "back home once Retry-After has passed"
+    await pool.aclose()
+
+
+async def test_a_waiter_is_woken_when_a_cooloff_ends(
+    stubs: tuple[StubOllama, StubOllama],
+) -> None:
+    """One slot each: two is busy (hung), one answers 503 and rests 0.2 s. The retry
+    must go to one when its cool-off ends, not wait for two."""
+    one, two = stubs
+    two.hang_next()
+    endpoints = [Endpoint(s.url, OllamaBackend(s.url, timeout=httpx.Timeout(30.0)), 1)
+                 for s in (one, two)]  # fmt: skip
+    pool = Dispatcher(endpoints, retry=RetryPolicy(attempts=3, base_delay=0.001), cooloff=0.2)
+    hung = asyncio.create_task(pool.generate(_request(_agent_at_home(1))))
+    await asyncio.sleep(0)  # it has taken two's only slot
+    assert pool.endpoints[1].metrics.in_flight == 1
+    one.fail_next(503)
+    retried = asyncio.create_task(pool.generate(_request(_agent_at_home(0))))
+    try:
+        done = await asyncio.wait_for(asyncio.shield(retried), timeout=10)
+        assert done.text == "look"
+        assert len(one.requests) == 2
+    finally:
+        hung.cancel()
+        retried.cancel()
+        await pool.aclose(grace=0.1)
+        await asyncio.gather(hung, retried, return_exceptions=True)
+
+
+async def test_a_retry_that_must_go_back_to_the_same_endpoint_backs_off_first(
+    stubs: tuple[StubOllama, StubOllama],
+) -> None:
+    """two is up but busy (hung): the 500 from one is retried on one, after a backoff."""
+    one, two = stubs
+    two.hang_next()
+    one.fail_next(500)
+    sleeps: list[float] = []
+    pool = _pool(one, two, slots=1, sleeps=sleeps)
+    hung = asyncio.create_task(pool.generate(_request(_agent_at_home(1))))
+    await asyncio.sleep(0)  # it has taken two's only slot
+    try:
+        assert (await pool.generate(_request(_agent_at_home(0)))).text == "look"
+        assert len(one.requests) == 2
+        assert len(sleeps) == 1, "backed off before going back to the endpoint that failed"
+    finally:
+        hung.cancel()
+        await pool.aclose(grace=0.1)
+        await asyncio.gather(hung, return_exceptions=True)

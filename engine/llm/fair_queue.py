@@ -1,0 +1,111 @@
+"""The dispatcher's waiting line: priority order with aging (pure bookkeeping, no I/O).
+
+    queue = FairQueue[str](bypass_limit=4)
+    queue.push("summary", priority=1)
+    queue.push("turn", priority=0)
+    queue.pop().item                     # "turn": lower priority numbers go first
+
+Requests are served lowest priority number first, first come first served within a
+priority. Strict priority would let a steady stream of turns starve every summary, so
+a waiting request *ages*: each time a request of a better priority is served while it
+waits, it has been *bypassed* once; once bypassed ``bypass_limit`` times it is
+*overdue*, and overdue requests go before everything else (the worst priority among
+them first, so that serving one never bypasses another overdue one; oldest first
+within a priority). So no request waits through more than ``bypass_limit``
+better-priority grants, and when nothing waits that long the order is plain priority. It is not a fixed ratio: when
+turns leave the slot free, summaries run at once; when many summaries are due, each
+waits at most ``bypass_limit`` turns, so their share of the calls grows with what is
+due. ``bypass_limit=None`` is strict priority (nothing ages).
+
+``FairnessStats`` records, per priority, how many requests were granted and the most
+times any of them was bypassed (``scripts/bench.py fairness`` and the tests read it).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_BYPASS_LIMIT = 4
+"""How many better-priority grants a waiting request lets pass before it goes first."""
+
+
+@dataclass(eq=False)
+class Waiting(Generic[T]):
+    item: T
+    priority: int
+    order: int
+    """Arrival order (first come, first served)."""
+    bypassed: int = 0
+    """Better-priority requests served while this one waited."""
+
+
+class FairQueue(Generic[T]):
+    def __init__(self, bypass_limit: int | None = DEFAULT_BYPASS_LIMIT) -> None:
+        if bypass_limit is not None and bypass_limit < 1:
+            raise ValueError("bypass_limit must be at least 1 (or None: strict priority)")
+        self.bypass_limit = bypass_limit
+        self._waiting: list[Waiting[T]] = []
+        self._order = itertools.count()
+
+    def push(self, item: T, priority: int) -> Waiting[T]:
+        entry = Waiting(item, priority, next(self._order))
+        self._waiting.append(entry)
+        return entry
+
+    def overdue(self, entry: Waiting[T]) -> bool:
+        return self.bypass_limit is not None and entry.bypassed >= self.bypass_limit
+
+    def peek(self) -> Waiting[T] | None:
+        """What ``pop`` would return: an overdue request (worst priority, then oldest),
+        else the best priority (oldest first)."""
+        if not self._waiting:
+            return None
+        overdue = [entry for entry in self._waiting if self.overdue(entry)]
+        if overdue:
+            return min(overdue, key=lambda entry: (-entry.priority, entry.order))
+        return min(self._waiting, key=lambda entry: (entry.priority, entry.order))
+
+    def pop(self) -> Waiting[T]:
+        """Take the head; every waiting request of a worse priority was bypassed once."""
+        head = self.peek()
+        if head is None:
+            raise IndexError("pop from an empty FairQueue")
+        self._waiting.remove(head)
+        for entry in self._waiting:
+            if entry.priority > head.priority:
+                entry.bypassed += 1
+        return head
+
+    def remove(self, entry: Waiting[T]) -> None:
+        """Forget a request that stopped waiting (cancelled); no-op if already gone."""
+        if entry in self._waiting:
+            self._waiting.remove(entry)
+
+    def clear(self) -> list[Waiting[T]]:
+        """Take everything, oldest first (shutdown)."""
+        taken = sorted(self._waiting, key=lambda entry: entry.order)
+        self._waiting.clear()
+        return taken
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+    def __iter__(self) -> Iterator[Waiting[T]]:
+        return iter(list(self._waiting))
+
+
+@dataclass
+class FairnessStats:
+    """Per priority: requests granted, and the most better-priority grants one waited through."""
+
+    granted: dict[int, int] = field(default_factory=dict)
+    most_bypassed: dict[int, int] = field(default_factory=dict)
+
+    def record(self, priority: int, bypassed: int) -> None:
+        self.granted[priority] = self.granted.get(priority, 0) + 1
+        self.most_bypassed[priority] = max(self.most_bypassed.get(priority, 0), bypassed)
