@@ -3,3 +3,9 @@
 Layers, arrows pointing down only: ``cli`` -> ``sim`` -> ``agents`` -> ``memory`` ->
 ``commands`` -> ``world`` -> ``vault``. See DESIGN.md for the contracts.
 """
+
+import logging
+
+# The engine logs to "mudsim" (the run log); without a handler configured nothing is
+# printed, so a traceback never reaches the user's terminal.
+logging.getLogger("mudsim").addHandler(logging.NullHandler())

@@ -6,7 +6,8 @@ prefix. Every field but the two summaries is flattened to one line; no line of
 free text can pass for the memory fence ``---`` or a cue (such a line is indented
 by one space). Over a budget the oldest memories go first, then notes, knowledge
 and the beginnings of the summaries; the identity, the commands and the situation
-always stay.
+always stay. A line above the memories says how many older ones the prompt does not
+show (a compaction backlog, and those dropped to fit); it is part of what is fitted.
 """
 
 from __future__ import annotations
@@ -90,27 +91,45 @@ def _memory_line(memory: str) -> str:
     return _guard(one_line(memory, sentences=True))
 
 
+def _memory_runs(memories: Sequence[str]) -> tuple[list[str], list[int]]:
+    """``memory_lines``, and how many memories each line stands for."""
+    lines: list[str] = []
+    counts: list[int] = []
+    for line in map(_memory_line, memories):
+        if not line:
+            continue
+        if lines and line == lines[-1]:
+            counts[-1] += 1
+            continue
+        if counts and counts[-1] > 1:
+            lines[-1] = _repeated(lines[-1], counts[-1] - 1)
+        lines.append(line)
+        counts.append(1)
+    if counts and counts[-1] > 1:
+        lines[-1] = _repeated(lines[-1], counts[-1] - 1)
+    return lines, counts
+
+
 def memory_lines(memories: Sequence[str]) -> list[str]:
     """One line per memory, oldest first, as the prompt shows them.
 
     A run of identical lines becomes one line ending in `` (repeated Nx more)``;
     memories with no text at all are left out.
     """
-    lines: list[str] = []
-    extra = 0
-    for line in map(_memory_line, memories):
-        if not line:
-            continue
-        if lines and line == lines[-1]:
-            extra += 1
-            continue
-        if extra:
-            lines[-1] = _repeated(lines[-1], extra)
-            extra = 0
-        lines.append(line)
-    if extra:
-        lines[-1] = _repeated(lines[-1], extra)
-    return lines
+    return _memory_runs(memories)[0]
+
+
+def memories_notice(backlog: int, hidden: int) -> str:
+    """The line above the memories: how many older memories the prompt does not show.
+
+    ``backlog`` memories wait for a summary; ``hidden`` more were left out to fit the
+    budget. Empty when there are none."""
+    missing = backlog + hidden
+    if missing <= 0:
+        return ""
+    noun = "memory" if missing == 1 else "memories"
+    why = "not shown" if hidden > 0 else "not yet summarized"
+    return f"({missing} earlier {noun} {why})"
 
 
 def _summary(text: str) -> str:
@@ -129,6 +148,8 @@ class _Sections:
     longterm: str
     recent: str
     memories: list[str]
+    notice: str = ""
+    """``memories_notice``: the first line between the fences."""
 
 
 def _lines(head: list[str], body: _Sections, tail: list[str]) -> list[str]:
@@ -142,9 +163,14 @@ def _lines(head: list[str], body: _Sections, tail: list[str]) -> list[str]:
         lines += [LONGTERM_HEADING, body.longterm]
     if body.recent:
         lines += [RECENT_HEADING, body.recent]
-    if body.memories:
-        lines += [FENCE, *body.memories, FENCE]
+    block = [body.notice, *body.memories] if body.notice else body.memories
+    if block:
+        lines += [FENCE, *block, FENCE]
     return lines + tail
+
+
+def _length(lines: list[str]) -> int:
+    return sum(map(len, lines)) + len(lines) - 1
 
 
 def _drop(items: list[str], excess: int, framing: int, *, oldest: bool) -> tuple[list[str], int]:
@@ -177,18 +203,42 @@ def _cut(text: str, excess: int, framing: int) -> tuple[str, int]:
     return rest, excess - (len(text) - len(rest))
 
 
-def _fit(head: list[str], body: _Sections, tail: list[str], budget: int) -> _Sections:
-    """Shrink ``body`` in the documented order until the prompt fits ``budget``."""
-    lines = _lines(head, body, tail)
-    excess = sum(map(len, lines)) + len(lines) - 1 - budget
-    if excess <= 0:
-        return body
-    memories, excess = _drop(body.memories, excess, 2 * (len(FENCE) + 1), oldest=True)
+def _fit(
+    head: list[str], body: _Sections, tail: list[str], budget: int, counts: list[int], backlog: int
+) -> tuple[_Sections, int]:
+    """Shrink ``body`` in the documented order until the prompt fits ``budget``; also
+    how many memories were left out. ``counts[i]``: the memories line ``i`` stands for."""
+    others = _Sections(body.knowledge, body.notes, body.longterm, body.recent, [])
+    base = _length(_lines(head, others, tail))
+    fences = 2 * (len(FENCE) + 1)
+    lines = body.memories
+    kept_cost = sum(len(line) + 1 for line in lines)  # of lines[dropped:]
+    hidden = 0
+    for dropped in range(len(lines) + 1):  # the oldest first, until the rest fits
+        notice = memories_notice(backlog, hidden)
+        block = kept_cost + (len(notice) + 1 if notice else 0)
+        if base + (block + fences if block else 0) <= budget:
+            others.memories, others.notice = lines[dropped:], notice
+            return others, hidden
+        if dropped < len(lines):
+            kept_cost -= len(lines[dropped]) + 1
+            hidden += counts[dropped]
+    # Not one memory fits: the notice is kept longest, then the rest goes in order.
+    notice = memories_notice(backlog, hidden)
+    excess = base + (len(notice) + 1 + fences if notice else 0) - budget
     notes, excess = _drop(body.notes, excess, len(NOTES_HEADING) + 1, oldest=False)
     knowledge, excess = _drop(body.knowledge, excess, len(KNOWLEDGE_HEADING) + 1, oldest=False)
     longterm, excess = _cut(body.longterm, excess, len(LONGTERM_HEADING) + 1)
     recent, excess = _cut(body.recent, excess, len(RECENT_HEADING) + 1)
-    return _Sections(knowledge, notes, longterm, recent, memories)
+    notice = notice if excess <= 0 else ""  # it does not fit even alone
+    return _Sections(knowledge, notes, longterm, recent, [], notice), hidden
+
+
+@dataclass(frozen=True, slots=True)
+class FittedPrompt:
+    text: str
+    hidden: int = 0
+    """Memories left out to fit the budget (the oldest; a line of the prompt says so)."""
 
 
 def render_prompt(parts: PromptParts, budget_chars: int | None = None) -> str:
@@ -197,10 +247,16 @@ def render_prompt(parts: PromptParts, budget_chars: int | None = None) -> str:
     With ``budget_chars`` the prompt is shrunk to at most that many characters: the
     oldest memory lines go first, then notes (the last first), then knowledge lines
     (the last first), then the long-term summary is cut from its start, then the
-    recent one. The identity line, the commands and the situation are never dropped:
-    when they alone are longer than the budget they are returned anyway, so the
-    result is then longer than ``budget_chars``.
+    recent one, and last the line saying how many older memories are not shown. The
+    identity line, the commands and the situation are never dropped: when they alone
+    are longer than the budget they are returned anyway, so the result is then
+    longer than ``budget_chars``.
     """
+    return fit_prompt(parts, budget_chars).text
+
+
+def fit_prompt(parts: PromptParts, budget_chars: int | None = None) -> FittedPrompt:
+    """``render_prompt``, and how many memories it left out to fit the budget."""
     name = one_line(parts.name)
     exits = ", ".join(e for e in map(one_line, parts.exits) if e) or "none"
     others = ", ".join(n for n in map(one_line, parts.also_here) if n) or "nobody"
@@ -212,19 +268,19 @@ def render_prompt(parts: PromptParts, budget_chars: int | None = None) -> str:
         f"~{name}>",
     ]
     notes = [f"- {one_line(title)}: {one_line(text)}".rstrip() for title, text in parts.notes]
+    lines, counts = _memory_runs(parts.memories)
     body = _Sections(
         knowledge=[line for line in (_guard(one_line(k)) for k in parts.knowledge) if line],
         notes=notes,
         longterm=_summary(parts.longterm_summary),
         recent=_summary(parts.recent_summary),
-        memories=memory_lines(parts.memories),
+        memories=lines,
+        notice=memories_notice(parts.backlog, 0),
     )
+    hidden = 0
     if budget_chars is not None:
-        body = _fit(head, body, tail, budget_chars)
-    if parts.backlog > 0:  # said even when over budget: the agent should know
-        waiting = f"({parts.backlog} earlier memories not yet summarized)"
-        body.memories = [waiting, *body.memories]
-    return "\n".join(_lines(head, body, tail))
+        body, hidden = _fit(head, body, tail, budget_chars, counts, parts.backlog)
+    return FittedPrompt("\n".join(_lines(head, body, tail)), hidden)
 
 
 def char_budget(

@@ -11,6 +11,12 @@ agent "pauses, deep in thought..." at that moment (ambient, never remembered).
 - An empty reply ends the turn.
 - A call that fails after the dispatcher's retries skips the turn: the agent thinks
   again at its next turn, it never freezes.
+- So does anything else that goes wrong in one agent's turn: a prompt that cannot be
+  built (a note with broken front matter), a backend or command handler that raises.
+  The turn is skipped with its error (``Turn.error``, ``last_error``) and the
+  traceback goes to the ``mudsim`` log; no other agent is affected. A prompt that
+  could not be built is not the LLM's failure: it is raised out of the prompt factory
+  as ``PromptUnavailable``, which the dispatcher neither retries nor counts.
 
 The thinker knows nothing of the simulation: it is given callables to build the
 prompt, announce itself and run a command.
@@ -18,18 +24,31 @@ prompt, announce itself and run a command.
 
 from __future__ import annotations
 
+import logging
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from engine.agents.reply import parse_reply, repeat_key
 from engine.commands.result import Result
-from engine.errors import LLMError
+from engine.errors import LLMError, MudsimError
 from engine.llm.request import Constraint, Generation, LLMRequest, Priority
 
 MAX_ASKS = 3
 """One ask plus at most two re-asks after a repeat."""
+
+log = logging.getLogger("mudsim")
+
+
+class PromptUnavailable(Exception):
+    """The agent's prompt (or its command constraint) could not be built.
+
+    Not an ``LLMError``: the call never reached a model, so it is not retried and no
+    endpoint is blamed. ``__cause__`` is what went wrong."""
+
+
+_T = TypeVar("_T")
 
 
 class Generator(Protocol):
@@ -46,7 +65,8 @@ class Turn:
     asks: int
     rejected: tuple[str, ...] = ()
     error: str | None = None
-    """The LLM error that made this turn a skip."""
+    """Why this turn was skipped: an LLM error, a prompt that could not be built, a
+    command that raised."""
 
 
 @dataclass
@@ -99,9 +119,12 @@ class Thinker:
             try:
                 generation = await llm.generate(self._request(prompt, ask))
             except LLMError as exc:
-                self.skipped += 1
-                self.last_error = str(exc)
-                return Turn(self.name, None, None, ask, tuple(rejected), error=str(exc))
+                return self._skip(ask, rejected, str(exc))
+            except PromptUnavailable as exc:
+                cause = exc.__cause__ or exc
+                return self._skip(ask, rejected, f"{exc}: {describe(cause)}", cause)
+            except Exception as exc:  # a backend's bug must not end the run
+                return self._skip(ask, rejected, f"the LLM call failed: {describe(exc)}", exc)
             self.last_reply = generation.text
             line = parse_reply(generation.text, self.name)
             if line is None:
@@ -111,20 +134,62 @@ class Thinker:
                 rejected.append(line)
                 continue
             self.last_key, self.last_command = key, line
-            return Turn(self.name, line, self.execute(line), ask, tuple(rejected))
+            try:
+                result = self.execute(line)
+            except Exception as exc:  # a command handler's bug must not end the run
+                error = f'"{line}" failed: {describe(exc)}'
+                return self._skip(ask, rejected, error, exc, command=line)
+            return Turn(self.name, line, result, ask, tuple(rejected))
         raise AssertionError("unreachable: the last ask always returns")
+
+    def _skip(
+        self,
+        ask: int,
+        rejected: list[str],
+        error: str,
+        exc: BaseException | None = None,
+        *,
+        command: str | None = None,
+    ) -> Turn:
+        """End the turn as skipped with ``error``; log it (with ``exc``'s traceback)."""
+        self.skipped += 1
+        self.last_error = error
+        if exc is None:
+            log.warning("%s's turn was skipped: %s", self.name, error)
+        else:
+            log.error("%s's turn was skipped: %s", self.name, error, exc_info=exc)
+        return Turn(self.name, command, None, ask, tuple(rejected), error=error)
+
+    def _guarded(self, build: Callable[[], _T], what: str) -> Callable[[], _T]:
+        """``build``, with any exception it raises turned into ``PromptUnavailable``."""
+
+        def guarded() -> _T:
+            try:
+                return build()
+            except Exception as exc:
+                raise PromptUnavailable(f"could not build the {what}") from exc
+
+        return guarded
 
     def _request(self, prompt: Callable[[], str], ask: int) -> LLMRequest:
         options = dict(self.options)
         if self.seed is not None:
             options["seed"] = zlib.crc32(f"{self.seed}:{self.name}:{self.turns}:{ask}".encode())
+        constraint = self.constraint
         return LLMRequest(
-            prompt=prompt,
+            prompt=self._guarded(prompt, "prompt"),
             model=self.model,
             options=options,
             agent=self.name,
             role="actor",
             priority=Priority.TURN,
-            constraint=self.constraint,
+            constraint=None if constraint is None else self._guarded(constraint, "command grammar"),
             constrain=self.constrain,
         )
+
+
+def describe(exc: BaseException) -> str:
+    """One line for the user: a ``MudsimError`` says it all; others get their type."""
+    if isinstance(exc, MudsimError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

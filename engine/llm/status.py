@@ -1,14 +1,19 @@
-"""What ``@llm-status`` prints (pure rendering of the dispatcher's metrics)."""
+"""What ``@llm-status`` prints (pure rendering of the dispatcher's metrics and of the
+agents' turns: a turn skipped for a reason that is not the LLM's, such as a prompt
+that could not be built, shows here and never in the LLM's failures)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from engine.agents.thinker import Thinker
 from engine.llm.dispatcher import Dispatcher
 from engine.llm.metrics import seconds
 
 
-def render_llm_status(dispatcher: Dispatcher, models: Sequence[str]) -> str:
+def render_llm_status(
+    dispatcher: Dispatcher, models: Sequence[str], thinkers: Sequence[Thinker] = ()
+) -> str:
     total = dispatcher.metrics
     lines = [
         f"Model: {', '.join(sorted(set(models))) or '-'}",
@@ -27,4 +32,18 @@ def render_llm_status(dispatcher: Dispatcher, models: Sequence[str]) -> str:
             f"{m.failures} failed, p50 {seconds(m.p50)}"
             + (f", last error: {m.last_error}" if m.last_error else "")
         )
-    return "\n".join(["LLM status", *lines])
+    return "\n".join(["LLM status", *lines, *_turn_lines(thinkers)])
+
+
+def _turn_lines(thinkers: Sequence[Thinker]) -> list[str]:
+    if not thinkers:
+        return []
+    turns = sum(t.turns for t in thinkers)
+    skipped = sum(t.skipped for t in thinkers)
+    lines = [f"Turns: {turns} ({skipped} skipped)"]
+    lines += [
+        f"- {t.name} skipped {t.skipped} of {t.turns} turns; last: {t.last_error}"
+        for t in thinkers
+        if t.skipped and t.last_error
+    ]
+    return lines

@@ -2,7 +2,8 @@
 
 The shape itself is ``engine.agents.prompt`` (pure); this module only reads the
 world, the agent's memory and notes, and fits the prompt to the actor profile's
-``num_ctx``.
+``num_ctx``. A turn's prompt (``turn_prompt``) records on the agent's memory how many
+memories it left out to fit, for ``@memory-status``; ``build_prompt`` only shows.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from engine.agents.command_grammar import CommandGrammar, RoomView, command_shapes, help_topics
-from engine.agents.prompt import PromptParts, char_budget, render_prompt
+from engine.agents.prompt import FittedPrompt, PromptParts, char_budget, fit_prompt
 from engine.commands.registry import Command
 from engine.llm.request import Constraint
 from engine.memory.waterfall import verbatim_count
@@ -70,11 +71,23 @@ def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
     )
 
 
-def build_prompt(sim: Simulation, character: Character) -> str:
+def fitted_prompt(sim: Simulation, character: Character) -> FittedPrompt:
     """The exact prompt ``character`` would be sent now, fitted to the actor's ``num_ctx``."""
     options = sim.actor_options
     budget = char_budget(int(options["num_ctx"]), int(options.get("num_predict", 0)))
-    return render_prompt(prompt_parts(sim, character), budget)
+    return fit_prompt(prompt_parts(sim, character), budget)
+
+
+def build_prompt(sim: Simulation, character: Character) -> str:
+    """The exact prompt ``character`` would be sent now (nothing recorded)."""
+    return fitted_prompt(sim, character).text
+
+
+def turn_prompt(sim: Simulation, character: Character) -> str:
+    """The prompt sent for ``character``'s turn; its memory records what it left out."""
+    fitted = fitted_prompt(sim, character)
+    sim.minds[character.id].hidden_in_last_prompt = fitted.hidden
+    return fitted.text
 
 
 def command_grammar(sim: Simulation, character: Character) -> CommandGrammar:

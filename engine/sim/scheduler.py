@@ -13,17 +13,27 @@ dispatcher in an order shuffled by ``seed``. A turn whose call failed still coun
 ``pause``, ``resume``, ``step`` (one turn per agent while paused), ``speed`` and
 ``listen`` (every world event and every finished turn) are what the TUI drives.
 ``stop`` ends a run: nothing new is dispatched, turns in progress get a bounded wait.
+
+Every task has an owner: a round's turns and the real-time timers run in an
+``asyncio.TaskGroup``; a turn in progress when a real-time run stops is left to
+``finish``, which waits for it and then cancels it. Cancelling ``run`` cancels every
+turn it started. Nothing one agent does ends the run: a turn that raises (the thinker
+already turns its own failures into a skipped turn) is logged to the ``mudsim`` log
+with its traceback and published as a skipped turn; so is a timer that fails (that
+agent then thinks no more this run); a listener that raises is logged and the others
+still hear everything.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from engine.agents.thinker import Generator, Thinker, Turn
+from engine.agents.thinker import Generator, Thinker, Turn, describe
 from engine.world.events import Event
 from engine.world.model import Character
 
@@ -32,6 +42,11 @@ if TYPE_CHECKING:
 
 Happening = Event | Turn
 """What listeners hear: a world event, or an agent's finished turn."""
+
+CANCEL_WAIT = 5.0
+"""Seconds ``finish`` waits for cancelled turns to end."""
+
+log = logging.getLogger("mudsim")
 
 
 class Scheduler:
@@ -94,11 +109,11 @@ class Scheduler:
     async def run(self, turns: int | None = None) -> None:
         """Run until every agent has taken ``turns`` turns, or, in real time, until stopped."""
         if turns is None:
-            timers = [asyncio.create_task(self._live(agent)) for agent in self.thinkers]
-            await self._stopping.wait()
-            for timer in timers:
-                timer.cancel()
-            await asyncio.gather(*timers, return_exceptions=True)
+            async with asyncio.TaskGroup() as group:
+                timers = [group.create_task(self._live(agent)) for agent in self.thinkers]
+                await self._stopping.wait()
+                for timer in timers:
+                    timer.cancel()
         else:
             while not self.stopping:
                 await self._running.wait()
@@ -108,6 +123,14 @@ class Scheduler:
                 await self._round(due)
 
     async def _live(self, agent: str) -> None:
+        """One agent's real-time timer; a failure of its own ends only this agent's turns."""
+        try:
+            await self._timer(agent)
+        except Exception as exc:
+            error = f"its timer failed ({describe(exc)}); no more turns this run"
+            self._publish(self._failed(agent, error, exc))
+
+    async def _timer(self, agent: str) -> None:
         first = True
         while not self.stopping:
             interval = self.interval(self.sim.world.characters[agent])
@@ -116,8 +139,14 @@ class Scheduler:
             await self._running.wait()
             if self.stopping:
                 return
-            # shielded: stopping cancels this timer, never a turn in progress
-            await asyncio.shield(asyncio.create_task(self._turn(agent)))
+            turn = asyncio.create_task(self._turn(agent))
+            try:
+                # shielded: stopping cancels this timer, never a turn in progress
+                await asyncio.shield(turn)
+            except asyncio.CancelledError:
+                if not self.stopping:  # cancelled from outside: the turn goes too
+                    turn.cancel()
+                raise  # when stopping, finish() waits for the turn
 
     def interval(self, character: Character) -> float:
         seconds = character.think_interval or self.sim.settings.ai_defaults.think_interval
@@ -126,26 +155,37 @@ class Scheduler:
     async def _round(self, agents: list[str]) -> list[Turn]:
         order = list(agents)
         self.rng.shuffle(order)
-        tasks = [asyncio.create_task(self._turn(agent)) for agent in order]
-        return list(await asyncio.gather(*tasks))
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(self._turn(agent)) for agent in order]
+        return [task.result() for task in tasks]
 
     async def _turn(self, agent: str) -> Turn:
         """One turn, run as its own task (so ``finish`` can wait for it)."""
         task = asyncio.current_task()
         assert task is not None
         self._turns.add(task)
+        thinker = self.thinkers[agent]
         try:
-            turn = await self.thinkers[agent].take_turn(self.llm)
+            turn = await thinker.take_turn(self.llm)
         except asyncio.CancelledError:
             if not self.stopping:
                 raise
-            name = self.thinkers[agent].name
-            return Turn(name, None, None, 0, error="cut short when the run stopped")
+            return Turn(thinker.name, None, None, 0, error="cut short when the run stopped")
+        except Exception as exc:  # the thinker's own bug: this turn is lost, not the run
+            thinker.skipped += 1
+            thinker.last_error = f"the turn failed: {describe(exc)}"
+            turn = self._failed(agent, thinker.last_error, exc)
         finally:
             self._turns.discard(task)
         self.turns_taken[agent] += 1
         self._publish(turn)
         return turn
+
+    def _failed(self, agent: str, error: str, exc: BaseException) -> Turn:
+        """Log ``exc`` with its traceback; a skipped turn saying ``error`` for the listeners."""
+        name = self.thinkers[agent].name
+        log.error("%s's turn was skipped: %s", name, error, exc_info=exc)
+        return Turn(name, None, None, 0, error=error)
 
     async def finish(self, grace: float = 30.0) -> None:
         """Stop, and give the turns in progress ``grace`` seconds before cancelling them."""
@@ -155,11 +195,14 @@ class Scheduler:
             _, late = await asyncio.wait(pending, timeout=grace)
             for task in late:
                 task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(*late, return_exceptions=True)
+            if late:  # a cancellation of finish itself goes through
+                await asyncio.wait(late, timeout=CANCEL_WAIT)
         with contextlib.suppress(ValueError):
             self.sim.listeners.remove(self._publish)
 
     def _publish(self, happening: Happening) -> None:
         for listener in self._listeners:
-            listener(happening)
+            try:
+                listener(happening)
+            except Exception:  # one broken listener must not end the run
+                log.exception("a listener of the run failed on %r", happening)

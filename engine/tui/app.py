@@ -8,6 +8,7 @@ tree, the inspector and the LLM panel refresh on the same timer.
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from typing import ClassVar
 
@@ -20,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Input, RichLog, Static, Tree
 from textual.worker import Worker, WorkerState
 
-from engine.agents.thinker import Turn
+from engine.agents.thinker import Turn, describe
 from engine.llm.dispatcher import Dispatcher
 from engine.sim.prompting import build_prompt
 from engine.sim.scheduler import Happening, Scheduler
@@ -33,12 +34,15 @@ from engine.tui.render import (
     rooms_with_occupants,
     turn_line,
 )
+from engine.vault.journal import EVERY_100_MS
 from engine.world.events import Event
 from engine.world.model import Character
 
 HISTORY_KEPT = 2_000
 """Event lines kept for re-filtering the log."""
 FILTERS = ("all", "room", "agent")
+
+log = logging.getLogger("mudsim")
 
 
 class PromptScreen(ModalScreen[None]):
@@ -133,6 +137,9 @@ class MudsimApp(App[None]):
         self._history: deque[tuple[Text, str, str | None]] = deque(maxlen=HISTORY_KEPT)
         self._tree_shape: list[tuple[str, list[tuple[str, str]]]] = []
         self.engine_error: str | None = None
+        self._outer_warn = sim.warn
+        """Where the simulation's warnings went before the app took the terminal."""
+        self._fsync_failures_seen = EVERY_100_MS.failures
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -153,6 +160,7 @@ class MudsimApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.sim.warn = self._warned  # stderr would scramble the screen
         self.query_one("#world", Tree).show_root = False
         self.scheduler.listen(self._heard)
         if self.start_paused:
@@ -168,16 +176,34 @@ class MudsimApp(App[None]):
         self.set_interval(0.5, self._refresh_panels)
         self.run_worker(self._run_engine(), name="engine", exit_on_error=False)
 
+    def on_unmount(self) -> None:
+        self.sim.warn = self._outer_warn
+
+    def _warned(self, message: str) -> None:
+        self._pending.append((Text(f"Warning: {message}", style="bold red"), "", None))
+
+    def _check_durability(self) -> None:
+        """A failed background fsync is shown once per new failure (the run log has it)."""
+        failures = EVERY_100_MS.failures
+        if failures > self._fsync_failures_seen:
+            self._fsync_failures_seen = failures
+            self._warned(f"a journal could not be fsynced: {EVERY_100_MS.error}")
+
     async def _run_engine(self) -> None:
         await self.scheduler.run(self.turns)
         if not self.scheduler.stopping:
             self._note(f"Every agent has taken its {self.turns} turns. Press q to quit.")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.name == "engine" and event.state is WorkerState.ERROR:
-            error = event.worker.error
+        if event.state is not WorkerState.ERROR:
+            return
+        error = event.worker.error
+        log.error("the TUI's %s worker failed", event.worker.name, exc_info=error)
+        if event.worker.name == "engine":
             self.engine_error = f"{type(error).__name__}: {error}"
             self._note(f"The engine stopped: {self.engine_error}. Press q to save and quit.")
+        else:
+            self._note(f"That failed: {describe(error) if error else 'unknown error'}")
 
     # -- what happens -------------------------------------------------------------------
     def _heard(self, happening: Happening) -> None:
@@ -215,6 +241,7 @@ class MudsimApp(App[None]):
         self._pending.clear()
 
     def _refresh_panels(self) -> None:
+        self._check_durability()
         self._refresh_tree()
         if self.selected is not None:
             mind = self.sim.minds[self.selected]
@@ -253,8 +280,14 @@ class MudsimApp(App[None]):
         if not line or self.player is None:
             return
         field.remember(line)
-        result = self.sim.execute(self.player, line)
-        for text in player_lines(self.player.name, line, result.shown, result.ok):
+        try:
+            result = self.sim.execute(self.player, line)
+        except Exception as exc:  # a command's bug is one line, the app stays
+            log.error("%s's command %r failed", self.player.name, line, exc_info=exc)
+            shown, ok = f"That went wrong: {describe(exc)}", False
+        else:
+            shown, ok = result.shown, result.ok
+        for text in player_lines(self.player.name, line, shown, ok):
             self._pending.append((text, self.player.location, self.player.id))
         self._write_pending()
 
@@ -301,10 +334,13 @@ class MudsimApp(App[None]):
         if thinker is not None and thinker.last_prompt is not None:
             title, prompt = f"The last prompt sent for {character.name}", thinker.last_prompt
         else:
-            title, prompt = (
-                f"The prompt {character.name} would get now",
-                build_prompt(self.sim, character),
-            )
+            try:
+                title = f"The prompt {character.name} would get now"
+                prompt = build_prompt(self.sim, character)
+            except Exception as exc:
+                log.error("%s's prompt could not be built", character.name, exc_info=exc)
+                title = f"The prompt for {character.name} could not be built"
+                prompt = describe(exc)
         self.push_screen(PromptScreen(title, prompt))
 
     def action_focus_input(self) -> None:

@@ -77,7 +77,7 @@ def inspector_text(thinker: Thinker | None, mind: MemoryStream, waiting: bool) -
     if thinker is not None:
         lines.append(f"Last command: {thinker.last_command or '-'}")
         if thinker.last_error:
-            lines.append(f"Last LLM error: {thinker.last_error}")
+            lines.append(f"Last error: {thinker.last_error}")
         lines.append(f"Turns: {thinker.turns} ({thinker.skipped} skipped)")
     lines += ["", mind.status().render(), ""]
     summaries = mind.summaries

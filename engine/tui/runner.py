@@ -23,10 +23,9 @@ async def build_app(sim: Simulation, options: RunOptions, environ: Mapping[str, 
     )
     dispatcher, models = await connect(sim, options, environ)
     names = {sim.world.characters[a].name: m for a, m in models.items()}
-    sim.llm = LLMLink(dispatcher, names)
-    scheduler = Scheduler(
-        sim, dispatcher, make_thinkers(sim, models, options.seed), seed=options.seed
-    )
+    thinkers = make_thinkers(sim, models, options.seed)
+    sim.llm = LLMLink(dispatcher, names, thinkers)
+    scheduler = Scheduler(sim, dispatcher, thinkers, seed=options.seed)
     return MudsimApp(sim, scheduler, dispatcher, names, player=player, turns=options.turns)
 
 
@@ -34,6 +33,7 @@ async def close_app(app: MudsimApp) -> None:
     """After the app: turns and compactions in progress get their bounded wait, then save."""
     await app.scheduler.finish(SHUTDOWN_GRACE)
     await app.sim.compactor.drain(SHUTDOWN_GRACE)
+    await app.sim.supervisor.aclose()
     if app.dispatcher is not None:
         await app.dispatcher.aclose(grace=1.0)
     app.sim.save()

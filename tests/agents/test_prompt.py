@@ -1,5 +1,6 @@
 """The agent's base-model prompt (pure): its exact shape, omitted sections, repeats,
-guards against fake fences and cues, and fitting to a character budget."""
+guards against fake fences and cues, fitting to a character budget, and the line that
+says how many older memories are not shown."""
 
 from __future__ import annotations
 
@@ -15,8 +16,11 @@ from hypothesis import strategies as st
 from engine.agents.prompt import (
     BASIC_COMMANDS,
     FENCE,
+    NOTES_HEADING,
     PromptParts,
     char_budget,
+    fit_prompt,
+    memories_notice,
     memory_lines,
     one_line,
     render_prompt,
@@ -66,7 +70,13 @@ def bo(**changes: Any) -> PromptParts:
 def bare(parts: PromptParts) -> PromptParts:
     """Only the parts that are never dropped."""
     return dataclasses.replace(
-        parts, memories=(), notes=(), knowledge=(), recent_summary="", longterm_summary=""
+        parts,
+        memories=(),
+        notes=(),
+        knowledge=(),
+        recent_summary="",
+        longterm_summary="",
+        backlog=0,
     )
 
 
@@ -75,6 +85,26 @@ def memory_block(prompt: str) -> list[str]:
     fences = [i for i, line in enumerate(lines) if line == FENCE]
     assert len(fences) in (0, 2), prompt
     return lines[fences[0] + 1 : fences[1]] if fences else []
+
+
+NOTICE = re.compile(r"\((\d+) earlier (?:memory|memories) (not shown|not yet summarized)\)")
+
+
+def notice_and_memories(prompt: str) -> tuple[str | None, list[str]]:
+    """The memory block's first line if it is the notice, and the memory lines."""
+    block = memory_block(prompt)
+    if block and NOTICE.fullmatch(block[0]):
+        return block[0], block[1:]
+    return None, block
+
+
+def kept_memories(prompt: str) -> list[str]:
+    return notice_and_memories(prompt)[1]
+
+
+def notice_block(notice: str) -> int:
+    """What the notice costs when no memory line is shown (the fences included)."""
+    return len(f"\n{FENCE}\n{notice}\n{FENCE}")
 
 
 # --- the exact shape ----------------------------------------------------------------
@@ -168,39 +198,92 @@ def test_summaries_keep_their_lines_but_cannot_fake_a_fence_or_cue() -> None:
 
 def test_no_budget_and_a_large_budget_change_nothing() -> None:
     assert render_prompt(bo(), None) == render_prompt(bo(), 10_000) == EXAMPLE
+    assert fit_prompt(bo(), len(EXAMPLE)) == fit_prompt(bo()) == fit_prompt(bo(), 10_000)
+    assert fit_prompt(bo()).hidden == 0
 
 
-def test_oldest_memories_go_first() -> None:
-    budget = len(EXAMPLE) - len('Ada says, "Are they ripe now?"\n')
-    prompt = render_prompt(bo(), budget)
-    assert len(prompt) == budget
-    assert memory_block(prompt) == [
+def test_oldest_memories_go_first_and_the_prompt_says_how_many() -> None:
+    notice = "(1 earlier memory not shown)"
+    budget = len(EXAMPLE) - len('Ada says, "Are they ripe now?"') + len(notice)
+    fitted = fit_prompt(bo(), budget)
+    assert len(fitted.text) == budget
+    assert memory_block(fitted.text) == [
+        notice,
         'You say, "Not until the frost."',
         "Ada leaves north to The Quince Orchard.",
     ]
-    one_short = render_prompt(bo(), budget - 1)
-    assert memory_block(one_short) == ["Ada leaves north to The Quince Orchard."]
-    assert one_short.endswith(SITUATION)
+    assert fitted.hidden == 1
+    one_short = fit_prompt(bo(), budget - 1)
+    assert memory_block(one_short.text) == [
+        "(2 earlier memories not shown)",
+        "Ada leaves north to The Quince Orchard.",
+    ]
+    assert one_short.hidden == 2
+    assert one_short.text.endswith(SITUATION)
 
 
-def test_without_room_for_any_memory_the_fences_go_too() -> None:
+def test_the_notice_merges_with_the_backlog_and_is_fitted_too() -> None:
+    parts = bo(backlog=5)
+    full = render_prompt(parts)
+    assert memory_block(full)[0] == "(5 earlier memories not yet summarized)"
+    assert len(full) == len(EXAMPLE) + len("(5 earlier memories not yet summarized)\n")
+    # one line less than the whole: the oldest memory goes, the line counts it too
+    fitted = fit_prompt(parts, len(full) - 1)
+    assert len(fitted.text) <= len(full) - 1
+    assert memory_block(fitted.text)[0] == "(6 earlier memories not shown)"
+    assert fitted.hidden == 1
+    assert kept_memories(fitted.text) == memory_lines(parts.memories)[1:]
+
+
+def test_repeats_count_every_memory_they_stand_for() -> None:
+    parts = bo(memories=["Rain drums on the roof."] * 3 + ["Ada waves.", "Cy nods."])
+    full = render_prompt(parts)
+    repeated = "Rain drums on the roof. (repeated 2x more)"
+    assert memory_block(full) == [repeated, "Ada waves.", "Cy nods."]
+    fitted = fit_prompt(parts, len(full) - 1)
+    assert memory_block(fitted.text) == ["(3 earlier memories not shown)", "Ada waves.", "Cy nods."]
+    assert fitted.hidden == 3
+
+
+def test_without_room_for_any_memory_the_notice_stays_then_the_fences_go_too() -> None:
     without = render_prompt(bo(memories=[]))
     newest = "Ada leaves north to The Quince Orchard."
-    with_newest = len(without) + len(f"\n{FENCE}\n{newest}\n{FENCE}")
-    assert memory_block(render_prompt(bo(), with_newest)) == [newest]
-    assert render_prompt(bo(), with_newest - 1) == without
-    assert render_prompt(bo(), len(without)) == without
+    two, three = "(2 earlier memories not shown)", "(3 earlier memories not shown)"
+    with_newest = len(without) + len(f"\n{FENCE}\n{two}\n{newest}\n{FENCE}")
+    assert memory_block(render_prompt(bo(), with_newest)) == [two, newest]
+    only_notice = fit_prompt(bo(), with_newest - 1)
+    assert memory_block(only_notice.text) == [three]
+    assert only_notice.hidden == 3
+    assert len(only_notice.text) == len(without) + notice_block(three)
+    # the notice is kept longest: the summary is cut first
+    cut = render_prompt(bo(), len(without))
+    assert memory_block(cut) == [three]
+    assert "## Recent past (summary)\n" in cut
+    assert "not ripe yet.\n---\n" in cut
+    assert "I walked the orchard" not in cut
+    # without room even for the notice alone, the fences go too
+    fixed = render_prompt(bare(bo()))
+    assert render_prompt(bo(), len(fixed) + notice_block(three) - 1) == fixed
+    assert fit_prompt(bo(), len(fixed)) == fit_prompt(bo(), 0)
+    assert fit_prompt(bo(), 0).hidden == 3
+
+
+def test_the_notice_is_kept_before_notes_and_knowledge() -> None:
+    parts = bo(memories=["Ada waves."], recent_summary="", notes=[("A", "first")])
+    full = render_prompt(parts)
+    fitted = render_prompt(parts, len(full) - 1)
+    assert memory_block(fitted) == ["(1 earlier memory not shown)"]
+    assert NOTES_HEADING not in fitted
 
 
 def test_then_notes_last_first_then_knowledge() -> None:
     parts = bo(
-        memories=["Ada waves."],
+        memories=[],
         recent_summary="",
         notes=[("A", "first"), ("B", "second")],
         knowledge=["K1", "K2"],
     )
-    full = render_prompt(parts)
-    no_memories = render_prompt(parts, len(full) - 1)
+    no_memories = render_prompt(parts)
     assert FENCE not in no_memories.split("\n")
     assert "- B: second" in no_memories
     one_note = render_prompt(parts, len(no_memories) - 1)
@@ -252,12 +335,14 @@ def test_fixed_parts_are_returned_even_over_budget() -> None:
 def test_hundreds_of_memories_fit_quickly() -> None:
     memories = [f"Memory number {i} says something.\nWith a second line." for i in range(5000)]
     started = time.perf_counter()
-    prompt = render_prompt(bo(memories=memories), 4000)
+    fitted = fit_prompt(bo(memories=memories, backlog=100), 4000)
     assert time.perf_counter() - started < 1.0
-    assert len(prompt) <= 4000
-    kept = memory_block(prompt)
+    assert len(fitted.text) <= 4000
+    notice, kept = notice_and_memories(fitted.text)
     assert kept == memory_lines(memories)[-len(kept) :]
     assert kept[-1] == "Memory number 4999 says something. With a second line."
+    assert fitted.hidden == 5000 - len(kept)
+    assert notice == f"({fitted.hidden + 100} earlier memories not shown)"
 
 
 def test_char_budget() -> None:
@@ -287,6 +372,7 @@ parts_strategy = st.builds(
     longterm_summary=free_text,
     notes=st.lists(st.tuples(free_text, free_text), max_size=3),
     knowledge=st.lists(free_text, max_size=3),
+    backlog=st.integers(0, 12),
 )
 
 
@@ -317,22 +403,52 @@ def test_fits_any_budget_that_holds_the_fixed_parts(parts: PromptParts, spare: i
 
 @given(parts_strategy, st.none() | st.integers(-10, 2000))
 def test_kept_memories_are_the_newest(parts: PromptParts, budget: int | None) -> None:
-    prompt = render_prompt(parts, budget)
-    kept = memory_block(prompt)
+    fitted = fit_prompt(parts, budget)
+    notice, kept = notice_and_memories(fitted.text)
     everything = memory_lines(parts.memories)
     assert kept == (everything[len(everything) - len(kept) :])
     if budget is None:
         assert kept == everything
     elif 0 < len(kept) < len(everything):
-        # as many as fit: one more would not have fitted
-        assert len(prompt) + len(everything[-len(kept) - 1]) + 1 > budget
+        # as many as fit: one more would not have fitted (with the notice it then needs)
+        more = fitted.hidden - 1 - _extra(everything[-len(kept) - 1])
+        longer = len(memories_notice(parts.backlog, more)) - len(notice or "")
+        assert len(fitted.text) + len(everything[-len(kept) - 1]) + 1 + longer > budget
+
+
+@given(parts_strategy, st.none() | st.integers(-10, 2000))
+def test_the_notice_says_how_many_older_memories_are_not_shown(
+    parts: PromptParts, budget: int | None
+) -> None:
+    fitted = fit_prompt(parts, budget)
+    notice, kept = notice_and_memories(fitted.text)
+    everything = memory_lines(parts.memories)
+    # hidden: every memory whose line was left out, repeats included
+    assert fitted.hidden == sum(
+        1 + _extra(line) for line in everything[: len(everything) - len(kept)]
+    )
+    if budget is None:
+        assert fitted.hidden == 0
+    expected = memories_notice(parts.backlog, fitted.hidden)
+    fixed = len(render_prompt(bare(parts)))
+    if expected and (budget is None or fixed + notice_block(expected) <= budget):
+        # present whenever memories were dropped (or wait for a summary) and it fits
+        assert notice == expected
+    if notice is not None:
+        assert notice == expected
+        found = NOTICE.fullmatch(notice)
+        assert found is not None
+        assert int(found.group(1)) == parts.backlog + fitted.hidden
+        assert (found.group(2) == "not shown") == (fitted.hidden > 0)
+    else:
+        assert not expected or (budget is not None and fixed + notice_block(expected) > budget)
 
 
 @given(parts_strategy, st.integers(0, 400))
 def test_memories_go_before_anything_else(parts: PromptParts, spare: int) -> None:
     full = render_prompt(parts)
     prompt = render_prompt(parts, len(render_prompt(bare(parts))) + spare)
-    if memory_block(prompt):
+    if kept_memories(prompt):
         # some memories were kept, so nothing else was touched
         assert full.split(f"\n{FENCE}\n", 1)[0] == prompt.split(f"\n{FENCE}\n", 1)[0]
 

@@ -1,10 +1,18 @@
-"""One agent's turn: asking, re-asking after a repeat, skipping after a failure."""
+"""One agent's turn: asking, re-asking after a repeat, skipping after a failure, and
+surviving a prompt that cannot be built or a command that raises."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
+import pytest
+
 from engine.agents.thinker import MAX_ASKS, Thinker
 from engine.commands.result import Result, done, failed
+from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.llm.fake import ScriptedBackend
+from engine.llm.request import Constraint, Generation, LLMRequest
 
 
 class _Room:
@@ -110,3 +118,123 @@ async def test_a_seed_gives_each_ask_its_own_reproducible_seed() -> None:
     unseeded = ScriptedBackend(["look"])
     await _Room().thinker().take_turn(unseeded)
     assert "seed" not in unseeded.requests[0].options
+
+
+# --- one agent's problem costs its turn, nothing else ----------------------------------
+
+
+def _broken_prompt() -> str:
+    raise ValueError("a note with broken front matter")
+
+
+async def test_a_prompt_that_cannot_be_built_skips_the_turn_with_a_logged_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    room = _Room()
+    thinker = room.thinker(build_prompt=_broken_prompt)
+    llm = ScriptedBackend(["look"])
+    with caplog.at_level(logging.ERROR, logger="mudsim"):
+        turn = await thinker.take_turn(llm)
+    assert turn.command is None
+    assert turn.error is not None
+    assert "could not build the prompt" in turn.error
+    assert "a note with broken front matter" in turn.error
+    assert (thinker.turns, thinker.skipped, thinker.last_error) == (1, 1, turn.error)
+    assert room.log == ["announce"]  # nothing ran
+    assert llm.prompts == []  # nothing was sent
+    logged = [r for r in caplog.records if r.name == "mudsim"]
+    assert len(logged) == 1
+    assert logged[0].exc_info is not None  # the traceback goes to the run log
+    assert "Ada" in logged[0].getMessage()
+    # the next turn, with a prompt that builds, runs as usual
+    thinker.build_prompt = room.prompt
+    assert (await thinker.take_turn(llm)).command == "look"
+
+
+async def test_a_broken_prompt_is_neither_retried_nor_an_llm_failure() -> None:
+    calls = 0
+
+    def broken() -> str:
+        nonlocal calls
+        calls += 1
+        raise KeyError("summary file vanished")
+
+    backend = ScriptedBackend(["look"])
+    dispatcher = Dispatcher([Endpoint("fake:", backend)], retry=RetryPolicy(attempts=4))
+    thinker = _Room().thinker(build_prompt=broken)
+    turn = await thinker.take_turn(dispatcher)
+    assert turn.error is not None
+    assert "summary file vanished" in turn.error
+    assert calls == 1
+    metrics = dispatcher.metrics
+    assert (metrics.calls, metrics.failures, metrics.retries, metrics.last_error) == (0, 0, 0, None)
+    endpoint = dispatcher.endpoints[0].metrics
+    assert (endpoint.failures, endpoint.last_error, endpoint.in_flight) == (0, None, 0)
+
+
+async def test_a_broken_constraint_skips_the_turn_too() -> None:
+    def broken() -> Constraint:
+        raise RuntimeError("no grammar")
+
+    thinker = _Room().thinker(constraint=broken)
+    dispatcher = Dispatcher([Endpoint("fake:", _Constrained())])
+    turn = await thinker.take_turn(dispatcher)
+    assert turn.error is not None
+    assert "no grammar" in turn.error
+    assert dispatcher.metrics.failures == 0
+
+
+class _Constrained(ScriptedBackend):
+    """A backend that asks for the constraint, as the embedded model does."""
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        assert request.constraint is not None
+        request.constraint()
+        return await super().generate(request)
+
+
+async def test_a_command_that_raises_costs_the_turn_and_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    room = _Room()
+
+    def buggy(line: str) -> Result:
+        room.log.append(f"run {line}")
+        raise ZeroDivisionError("a handler bug")
+
+    thinker = room.thinker(execute=buggy)
+    with caplog.at_level(logging.ERROR, logger="mudsim"):
+        turn = await thinker.take_turn(ScriptedBackend(["look"]))
+    assert turn.command == "look"
+    assert turn.result is None
+    assert turn.error is not None
+    assert "a handler bug" in turn.error
+    assert (thinker.skipped, thinker.last_error) == (1, turn.error)
+    assert [r.exc_info is not None for r in caplog.records if r.name == "mudsim"] == [True]
+
+
+async def test_a_backend_bug_costs_the_turn() -> None:
+    class Buggy(ScriptedBackend):
+        async def generate(self, request: LLMRequest) -> Generation:
+            raise TypeError("unexpected keyword")
+
+    thinker = _Room().thinker()
+    turn = await thinker.take_turn(Buggy())
+    assert turn.error is not None
+    assert "unexpected keyword" in turn.error
+    assert thinker.skipped == 1
+
+
+async def test_cancelling_a_turn_is_not_swallowed() -> None:
+    class Hung(ScriptedBackend):
+        async def generate(self, request: LLMRequest) -> Generation:
+            await asyncio.Event().wait()
+            raise AssertionError
+
+    thinker = _Room().thinker()
+    task = asyncio.create_task(thinker.take_turn(Hung()))
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not thinker.thinking

@@ -4,19 +4,24 @@ the loopback stub: turns, order, pause/step/resume, real time, shutdown."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
 import httpx
+import pytest
 
 from engine.agents.thinker import Turn
+from engine.cli import main
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.llm.fake import ScriptedBackend
 from engine.llm.ollama import OllamaBackend
+from engine.llm.request import Generation, LLMRequest
 from engine.llm.stub_server import StubOllama
 from engine.sim.run import make_thinkers
 from engine.sim.scheduler import Happening, Scheduler
-from engine.sim.simulation import Simulation
+from engine.sim.simulation import LLMLink, Simulation
 from engine.world.events import Event, EventKind
+from engine.world.model import Character
 
 
 def _scheduler(
@@ -121,3 +126,188 @@ def test_a_new_run_remembers_the_last_command_so_it_is_not_repeated(sim: Simulat
     thinkers = make_thinkers(sim, {"ada": "tiny", "bo": "tiny"})
     assert thinkers["ada"].last_key == "say hello"
     assert thinkers["bo"].last_key is None
+
+
+# --- one agent's problem costs its turn, nothing else ----------------------------------
+
+BROKEN_NOTE = "---\ntitle: [never closed\n---\nThe quinces ripen after the frost.\n"
+
+
+def _break_a_note(vault_dir: Path, folder: str) -> Path:
+    notes = vault_dir / "agents" / folder / "notes"
+    notes.mkdir(parents=True, exist_ok=True)
+    path = notes / "quinces.md"
+    path.write_text(BROKEN_NOTE, encoding="utf-8")
+    return path
+
+
+async def test_a_broken_note_costs_its_agent_the_turn_and_the_others_go_on(
+    sim: Simulation, vault_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _break_a_note(vault_dir, "Ada")
+    backend = ScriptedBackend(["look", "say Hello", "think Quiet here."])
+    dispatcher = Dispatcher([Endpoint("fake:", backend)])
+    scheduler = _scheduler(sim, dispatcher)
+    heard: list[Happening] = []
+    scheduler.listen(heard.append)
+    with caplog.at_level(logging.ERROR, logger="mudsim"):
+        await scheduler.run(turns=3)
+    assert scheduler.turns_taken == {"ada": 3, "bo": 3}
+    ada, bo = scheduler.thinkers["ada"], scheduler.thinkers["bo"]
+    assert (ada.skipped, bo.skipped) == (3, 0)
+    assert ada.last_error is not None
+    assert "could not build the prompt" in ada.last_error
+    assert "quinces.md" in ada.last_error
+    skips = [h for h in heard if isinstance(h, Turn) and h.error is not None]
+    assert [t.agent for t in skips] == ["Ada"] * 3
+    assert sum(1 for m in sim.minds["bo"].tail if m.command) == 3  # Bo acted every turn
+    assert not any(m.command for m in sim.minds["ada"].tail)
+    assert all(p.endswith("~Bo>") for p in backend.prompts)
+    # not the LLM's fault: no failure, no retry on the endpoint
+    assert (dispatcher.metrics.failures, dispatcher.metrics.retries) == (0, 0)
+    assert dispatcher.endpoints[0].metrics.last_error is None
+    logged = [r for r in caplog.records if r.name == "mudsim" and r.exc_info]
+    assert len(logged) == 3
+    # @llm-status shows it
+    sim.llm = LLMLink(dispatcher, {"Ada": "tiny", "Bo": "tiny"}, scheduler.thinkers)
+    status = sim.execute(sim.character("Pat"), "@llm-status").text
+    assert "Turns: 6 (3 skipped)" in status
+    assert "- Ada skipped 3 of 3 turns; last: could not build the prompt: " in status
+    assert "Calls: 3 (0 failed, 0 retries)" in status
+
+
+async def test_in_real_time_a_broken_note_does_not_stop_the_run(
+    sim: Simulation, vault_dir: Path
+) -> None:
+    _break_a_note(vault_dir, "Ada")
+    scheduler = _scheduler(sim, ScriptedBackend(["look", "say Hi"]))
+    scheduler.speed = 600.0  # the default 6 s interval becomes 0.01 s
+    running = asyncio.create_task(scheduler.run())
+    for _ in range(500):
+        if scheduler.turns_taken["bo"] >= 3 and scheduler.turns_taken["ada"] >= 3:
+            break
+        await asyncio.sleep(0.01)
+    assert not running.done()
+    scheduler.stop()
+    await asyncio.wait_for(running, 5)
+    await scheduler.finish()
+    assert scheduler.thinkers["ada"].skipped == scheduler.turns_taken["ada"] >= 3
+    assert scheduler.thinkers["bo"].skipped == 0
+
+
+async def test_a_listener_that_raises_is_logged_and_the_run_goes_on(
+    sim: Simulation, caplog: pytest.LogCaptureFixture
+) -> None:
+    scheduler = _scheduler(sim, ScriptedBackend(["look", "say Hi"]))
+    heard: list[Happening] = []
+
+    def broken(happening: Happening) -> None:
+        raise RuntimeError("a listener bug")
+
+    scheduler.listen(broken)
+    scheduler.listen(heard.append)  # later listeners still hear everything
+    with caplog.at_level(logging.ERROR, logger="mudsim"):
+        await scheduler.run(turns=2)
+    assert scheduler.turns_taken == {"ada": 2, "bo": 2}
+    assert sum(1 for h in heard if isinstance(h, Turn)) == 4
+    assert sum(1 for m in sim.minds["ada"].tail if m.command) == 2
+    assert any("a listener bug" in r.getMessage() or r.exc_info for r in caplog.records)
+
+
+async def test_cancelling_a_run_cancels_every_turn_and_is_not_swallowed(sim: Simulation) -> None:
+    class Hung(ScriptedBackend):
+        async def generate(self, request: LLMRequest) -> Generation:
+            request.prompt()
+            await asyncio.Event().wait()
+            raise AssertionError
+
+    for turns in (None, 1):
+        scheduler = _scheduler(sim, Hung())
+        if turns is None:
+            scheduler.speed = 600.0
+        running = asyncio.create_task(scheduler.run(turns))
+        for _ in range(200):
+            if all(t.thinking for t in scheduler.thinkers.values()):
+                break
+            await asyncio.sleep(0.01)
+        assert all(t.thinking for t in scheduler.thinkers.values())
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        await asyncio.sleep(0)
+        if turns is None:  # live turns are left to finish(); it cancels them at the grace
+            await asyncio.wait_for(scheduler.finish(grace=0.05), 5)
+        assert not any(t.thinking for t in scheduler.thinkers.values())
+
+
+async def test_finish_does_not_swallow_its_own_cancellation(sim: Simulation) -> None:
+    class Stubborn(ScriptedBackend):
+        """A call that ignores the first cancellation (a backend tidying up slowly)."""
+
+        async def generate(self, request: LLMRequest) -> Generation:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                await asyncio.sleep(0.2)
+                raise
+            raise AssertionError
+
+    scheduler = _scheduler(sim, Stubborn())
+    running = asyncio.create_task(scheduler.run(turns=1))
+    await asyncio.sleep(0.05)
+    finishing = asyncio.create_task(scheduler.finish(grace=0.01))
+    await asyncio.sleep(0.05)  # finish has cancelled the turns and waits for them
+    finishing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await finishing
+    await asyncio.wait_for(running, 5)
+
+
+def test_a_headless_run_shows_the_skips_and_counts_them(
+    vault_dir: Path, world_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Simulation.open(vault_dir, world_file).close()  # seed the vault
+    note = _break_a_note(vault_dir, "Ada")
+    code = main(["run", str(world_file), "--vault", str(vault_dir), "--headless",
+                 "--turns", "2", "--llm", "fake:look;say Hi", "--seed", "1"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    skips = [line for line in out.splitlines() if "Ada's turn was skipped" in line]
+    assert len(skips) == 2
+    assert f"could not build the prompt: {note} has invalid front matter" in skips[0]
+    assert 'Bo says, "Hi."' in out or "The Yard" in out  # Bo acted
+    assert "Traceback" not in out + err
+    summary = out.splitlines()[-1]
+    assert summary.startswith("Run summary: 2 agents, 4 turns (2 skipped), ")
+
+
+async def test_a_timer_that_fails_is_shown_and_the_other_agents_go_on(
+    sim: Simulation, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    scheduler = _scheduler(sim, ScriptedBackend(["look", "say Hi"]))
+    scheduler.speed = 600.0
+    interval = scheduler.interval
+
+    def broken_for_ada(character: Character) -> float:
+        if character.name == "Ada":
+            raise ArithmeticError("a bad think_interval")
+        return interval(character)
+
+    monkeypatch.setattr(scheduler, "interval", broken_for_ada)  # a fault injected
+    heard: list[Happening] = []
+    scheduler.listen(heard.append)
+    with caplog.at_level(logging.ERROR, logger="mudsim"):
+        running = asyncio.create_task(scheduler.run())
+        for _ in range(500):
+            if scheduler.turns_taken["bo"] >= 3:
+                break
+            await asyncio.sleep(0.01)
+        scheduler.stop()
+        await asyncio.wait_for(running, 5)
+        await scheduler.finish()
+    assert scheduler.turns_taken["bo"] >= 3
+    errors = [h.error for h in heard if isinstance(h, Turn) and h.agent == "Ada" and h.error]
+    assert errors == [
+        "its timer failed (ArithmeticError: a bad think_interval); no more turns this run"
+    ]
+    assert any(r.exc_info for r in caplog.records if r.name == "mudsim")

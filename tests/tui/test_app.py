@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import RichLog, Static
 
+from engine.commands.registry import Registry
 from engine.llm.stub_server import StubOllama
 from engine.sim.run import RunOptions
 from engine.sim.simulation import Simulation
@@ -43,6 +45,11 @@ async def _until(check: Callable[[], bool], pilot: object, limit: float = 10.0) 
 
 def _log_text(app: MudsimApp) -> str:
     return "\n".join(line.text for line in app.query_one("#events", RichLog).lines)
+
+
+def _flat_log(app: MudsimApp) -> str:
+    """The event log with its wrapped lines joined again."""
+    return " ".join(_log_text(app).split())
 
 
 async def test_agents_act_and_events_appear(tmp_path: Path, stub: StubOllama) -> None:
@@ -122,21 +129,108 @@ async def test_the_players_command_reaches_the_world_and_q_saves(
 
 class _Broken:
     async def generate(self, request: object) -> object:
-        raise RuntimeError("the engine broke")
+        raise RuntimeError("the backend broke")
 
     async def aclose(self) -> None:
         return None
 
 
-async def test_an_engine_error_is_shown_and_the_app_stays(tmp_path: Path, stub: StubOllama) -> None:
-    app = await _app(tmp_path, stub, turns=1)
+async def test_a_backend_error_skips_the_turn_and_the_engine_goes_on(
+    tmp_path: Path, stub: StubOllama
+) -> None:
+    app = await _app(tmp_path, stub, turns=2)
     app.scheduler.llm = _Broken()  # type: ignore[assignment]
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _until(lambda: all(n == 2 for n in app.scheduler.turns_taken.values()), pilot)
+        await pilot.pause(0.3)
+        text = _flat_log(app)
+        assert (
+            "Eliza's turn was skipped: the LLM call failed: RuntimeError: the backend broke" in text
+        )
+        assert "Every agent has taken its 2 turns" in text
+        assert app.engine_error is None
+        body = " ".join(str(app.query_one("#inspector-body", Static).render()).split())
+        assert "Last error: the LLM call failed: RuntimeError: the backend broke" in body
+        await pilot.press("q")
+    await close_app(app)
+    app.sim.close()
+
+
+async def test_an_engine_error_is_shown_and_the_app_stays(
+    tmp_path: Path, stub: StubOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = await _app(tmp_path, stub, turns=1)
+
+    async def broken(turns: int | None = None) -> None:
+        raise RuntimeError("the engine broke")
+
+    monkeypatch.setattr(app.scheduler, "run", broken)  # a fault injected into the engine
     async with app.run_test(size=(100, 30)) as pilot:
         await _until(lambda: app.engine_error is not None, pilot)
         await pilot.pause(0.3)
         assert "The engine stopped: RuntimeError: the engine broke" in _log_text(app)
         assert app.is_running
         await pilot.press("q")
+    await close_app(app)
+    app.sim.close()
+
+
+def _break_a_note(vault: Path, folder: str) -> None:
+    notes = vault / "agents" / folder / "notes"
+    notes.mkdir(parents=True, exist_ok=True)
+    (notes / "bench.md").write_text("---\ntitle: [never closed\n---\nMossy.\n", encoding="utf-8")
+
+
+async def test_a_broken_note_is_shown_and_the_other_agent_goes_on(
+    tmp_path: Path, stub: StubOllama
+) -> None:
+    app = await _app(tmp_path, stub, turns=2)
+    _break_a_note(tmp_path / "vault", "Eliza")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _until(lambda: all(n == 2 for n in app.scheduler.turns_taken.values()), pilot)
+        await pilot.pause(0.3)
+        text = _flat_log(app)
+        assert text.count("Eliza's turn was skipped: could not build the prompt: ") == 2
+        assert "bench.md has invalid front matter" in text
+        assert app.scheduler.thinkers["moss"].skipped == 0
+        assert all(b["prompt"].endswith("~Moss>") for b in stub.requests)
+        # the prompt view says why there is no prompt, and the app stays
+        await pilot.press("p")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, PromptScreen)
+        assert "could not be built" in screen.title_text
+        assert "bench.md has invalid front matter" in screen.prompt
+        await pilot.press("escape")
+        assert app.is_running
+        await pilot.press("q")
+    await close_app(app)
+    app.sim.close()
+
+
+async def test_a_players_command_that_raises_is_one_line(
+    tmp_path: Path, stub: StubOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = await _app(tmp_path, stub)
+    app.start_paused = True
+
+    def buggy(context: object, call: object) -> object:
+        raise ZeroDivisionError("a handler bug")
+
+    command = app.sim.registry.get("look")
+    assert command is not None
+    registry = Registry()  # a fault injected into one command
+    registry.add(dataclasses.replace(command, handler=buggy))  # type: ignore[arg-type]
+    monkeypatch.setattr(app.sim, "registry", registry)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("i")
+        await pilot.press(*"look", "enter")
+        await pilot.pause(0.3)
+        text = _flat_log(app)
+        assert "Traveler> look" in text
+        assert "That went wrong: ZeroDivisionError: a handler bug" in text
+        assert app.is_running
+        await pilot.press("escape", "q")
     await close_app(app)
     app.sim.close()
 

@@ -1,0 +1,63 @@
+"""A turn's prompt in the running simulation: fitted to the actor's ``num_ctx``, it says
+how many older memories it left out, and ``@memory-status`` shows that count."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from helpers import run
+
+from engine.agents.prompt import char_budget
+from engine.llm.fake import ScriptedBackend
+from engine.sim.prompting import build_prompt
+from engine.sim.run import make_thinkers
+from engine.sim.scheduler import Scheduler
+from engine.sim.simulation import Simulation
+
+
+def _bo_remembers(sim: Simulation, count: int) -> None:
+    for i in range(count):
+        run(sim, "Bo", f"think Thought number {i}, about the anvil and the long winter ahead.")
+
+
+def _squeeze(sim: Simulation, chars: int) -> None:
+    """Make the actor's num_ctx hold about ``chars`` characters of prompt."""
+    num_ctx = math.floor(chars / char_budget(1000, 0) * 1000)
+    sim.actor_options = {**sim.actor_options, "num_ctx": num_ctx, "num_predict": 0}
+
+
+async def _one_turn(sim: Simulation) -> ScriptedBackend:
+    backend = ScriptedBackend(["look"])
+    models = {c.id: "tiny" for c in sim.world.characters.values() if c.type == "agent"}
+    await Scheduler(sim, backend, make_thinkers(sim, models)).run(turns=1)
+    return backend
+
+
+async def test_memory_status_shows_how_many_the_last_prompt_left_out(sim: Simulation) -> None:
+    _bo_remembers(sim, 6)  # windows 4/4: all six are shown word for word
+    full = build_prompt(sim, sim.character("Bo"))
+    _squeeze(sim, len(full) - 150)
+    preview = build_prompt(sim, sim.character("Bo"))
+    assert len(preview) <= len(full) - 150
+    assert sim.minds["bo"].hidden_in_last_prompt is None  # a preview records nothing
+    assert "not shown in the last prompt" not in run(sim, "Pat", "@memory-status Bo").text
+
+    backend = await _one_turn(sim)
+    sent = [p for p in backend.prompts if p.endswith("~Bo>")][-1]
+    found = re.search(r"\n---\n\((\d+) earlier memories not shown\)\n", sent)
+    assert found is not None, sent
+    hidden = int(found.group(1))
+    assert 1 <= hidden < 6
+    assert sum(f"Thought number {i}," in sent for i in range(6)) == 6 - hidden
+    assert sim.minds["bo"].hidden_in_last_prompt == hidden
+    status = run(sim, "Pat", "@memory-status Bo").text
+    assert f"{hidden} older memories not shown in the last prompt (to fit num_ctx)" in status
+    assert sim.minds["bo"].status().to_json()["hidden_in_last_prompt"] == hidden
+
+
+async def test_a_prompt_that_fits_hides_nothing(sim: Simulation) -> None:
+    _bo_remembers(sim, 3)
+    await _one_turn(sim)
+    assert sim.minds["bo"].hidden_in_last_prompt == 0
+    assert "not shown in the last prompt" not in run(sim, "Pat", "@memory-status Bo").text
