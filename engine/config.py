@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 DEFAULT_MODEL = "gemma3:4b"
 DEFAULT_LLM_URL = "http://localhost:11434"
@@ -28,12 +28,39 @@ class EndpointConfig(_Settings):
     """Requests this server runs at once (Ollama's OLLAMA_NUM_PARALLEL)."""
 
 
+_OPTION_TYPES: dict[str, tuple[type, ...]] = {
+    "stop": (str, list),
+    "num_ctx": (int,),
+    "num_predict": (int,),
+    "seed": (int,),
+    "top_k": (int,),
+    "temperature": (int, float),
+    "top_p": (int, float),
+    "min_p": (int, float),
+    "repeat_penalty": (int, float),
+}
+"""Options mudsim itself reads, and the types they must have (others pass through)."""
+
+
 class RoleProfile(_Settings):
     model: str | None = None
     options: dict[str, Any] = {}
     constrain: bool | None = None
     """Actor only: decode only valid commands (a grammar for the embedded model, Ollama's
     ``format`` with a JSON schema). Unset: on for the embedded model, off over HTTP."""
+
+    @field_validator("options")
+    @classmethod
+    def _known_options_have_their_types(cls, options: dict[str, Any]) -> dict[str, Any]:
+        for name, types in _OPTION_TYPES.items():
+            value = options.get(name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, types):
+                raise ValueError(f"options.{name} cannot be {value!r}")
+            if isinstance(value, list) and not all(isinstance(s, str) for s in value):
+                raise ValueError(f"options.stop must be a text or a list of texts, not {value!r}")
+        return options
 
 
 RoleName = Literal["actor", "summarizer", "consolidator"]
@@ -56,6 +83,10 @@ def _default_profiles() -> dict[RoleName, RoleProfile]:
 class LLMConfig(_Settings):
     endpoints: list[EndpointConfig] = []
     profiles: dict[RoleName, RoleProfile] = Field(default_factory=_default_profiles)
+    bypass_limit: int = Field(default=4, ge=1)
+    """Turn calls a waiting summary (or consolidation) lets go first before it goes first."""
+    timeout: float = Field(default=300.0, gt=0)
+    """Seconds one attempt of an LLM call may take in all (then it is retried)."""
 
     def options_for(self, role: RoleName) -> dict[str, Any]:
         """The role's options over the defaults, so ``num_ctx`` and ``num_predict`` are
@@ -77,7 +108,7 @@ class MemoryCompactionConfig(_Settings):
 
 
 class AIDefaultsConfig(_Settings):
-    think_interval: float = Field(default=6.0, gt=0)
+    think_interval: float = Field(default=6.0, gt=0, allow_inf_nan=False)
 
 
 class Settings(_Settings):

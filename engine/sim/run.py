@@ -30,13 +30,14 @@ from engine.llm.connect import (
     choose_model,
     settle_default,
 )
-from engine.llm.dispatcher import Dispatcher
+from engine.llm.dispatcher import Dispatcher, RetryPolicy
 from engine.llm.local import MODEL_NAME as LOCAL_MODEL
 from engine.llm.metrics import seconds
 from engine.sim.do import summarizer_models
-from engine.sim.prompting import build_prompt, command_constraint
+from engine.sim.prompting import command_constraint, turn_prompt
 from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import LLMLink, Simulation
+from engine.vault.journal import EVERY_100_MS
 from engine.world.events import Event, EventKind
 
 SHUTDOWN_GRACE = 30.0
@@ -78,7 +79,7 @@ def make_thinkers(
             name=character.name,
             model=model,
             options=options,
-            build_prompt=lambda c=character: build_prompt(sim, c),  # type: ignore[misc]
+            build_prompt=lambda c=character: turn_prompt(sim, c),  # type: ignore[misc]
             announce=lambda c=character: sim.announce_thinking(c),  # type: ignore[misc]
             execute=lambda line, c=character: sim.execute(c, line),  # type: ignore[misc]
             seed=seed,
@@ -111,7 +112,9 @@ async def connect(
     if choice.local:  # it has one model, whatever the world or llm.md name
         models = dict.fromkeys(models, LOCAL_MODEL)
         summarizers = dict.fromkeys(summarizers, LOCAL_MODEL)
-    dispatcher = build_dispatcher(choice)
+    config = sim.settings.llm
+    retry = RetryPolicy(deadline=config.timeout)
+    dispatcher = build_dispatcher(choice, retry=retry, bypass_limit=config.bypass_limit)
     try:
         wanted = [*models.values(), *summarizers.values()]
         await check_endpoints(dispatcher, wanted, int(sim.actor_options["num_ctx"]))
@@ -160,10 +163,21 @@ def summary(scheduler: Scheduler, dispatcher: Dispatcher, wall: float) -> str:
     turns = sum(scheduler.turns_taken.values())
     skipped = sum(t.skipped for t in scheduler.thinkers.values())
     m = dispatcher.metrics
+    c = scheduler.sim.compactor.tally
+    extractive = f", {c.extractive} extractive" if c.extractive else ""
+    failed_syncs = EVERY_100_MS.failures - scheduler.sim.fsync_failures_before
+    durability = (
+        f"journal fsync FAILED {failed_syncs} time{'' if failed_syncs == 1 else 's'} "
+        f"(last: {EVERY_100_MS.error}), "
+        if failed_syncs
+        else ""
+    )
     return (
         f"Run summary: {len(scheduler.thinkers)} agents, {turns} turns ({skipped} skipped), "
         f"{m.calls} LLM calls ({m.failures} failed, {m.retries} retries), "
-        f"{m.prompt_tokens} prompt + {m.completion_tokens} completion tokens, "
+        f"{c.committed} compaction{'' if c.committed == 1 else 's'} "
+        f"({c.failed} failed attempt{'' if c.failed == 1 else 's'}{extractive}), "
+        f"{durability}{m.prompt_tokens} prompt + {m.completion_tokens} completion tokens, "
         f"mean latency {seconds(m.mean_latency)}, {wall:.1f} s in all."
     )
 
@@ -175,10 +189,10 @@ async def run_headless(
     sim = Simulation.open(options.vault, options.world)
     try:
         dispatcher, models = await connect(sim, options, environ)
-        sim.llm = LLMLink(dispatcher, {sim.world.characters[a].name: m for a, m in models.items()})
-        scheduler = Scheduler(
-            sim, dispatcher, make_thinkers(sim, models, options.seed), seed=options.seed
-        )
+        thinkers = make_thinkers(sim, models, options.seed)
+        names = {sim.world.characters[a].name: m for a, m in models.items()}
+        sim.llm = LLMLink(dispatcher, names, thinkers)
+        scheduler = Scheduler(sim, dispatcher, thinkers, seed=options.seed)
         scheduler.listen(Narrator(sim, out))
         started = time.perf_counter()
         with _graceful_interrupts(scheduler):
@@ -187,6 +201,7 @@ async def run_headless(
             finally:
                 await scheduler.finish(SHUTDOWN_GRACE)
                 await sim.compactor.drain(SHUTDOWN_GRACE)
+                await sim.supervisor.aclose()
                 await dispatcher.aclose(grace=1.0)
                 sim.save()
         print(summary(scheduler, dispatcher, time.perf_counter() - started), file=out, flush=True)

@@ -8,26 +8,30 @@ per command. ``Simulation`` implements the commands' context protocol.
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.agents.compactor import Compactor
+from engine.agents.compactor import Compactor, log_error
 from engine.agents.memory import MemoryStream
-from engine.agents.thinker import Generator
+from engine.agents.supervisor import Supervisor
+from engine.agents.thinker import Generator, Thinker
 from engine.commands import Invocation, ParsedLine, Registry, Result, default_registry, parse_line
 from engine.commands.helpers import join_names
 from engine.commands.result import failed
 from engine.config import Settings
-from engine.errors import MudsimError, UnknownCharacterError
+from engine.errors import MudsimError, UnknownCharacterError, VaultError
 from engine.llm.dispatcher import Dispatcher
 from engine.llm.status import render_llm_status
 from engine.memory.record import MemoryKind, utc_now
 from engine.memory.waterfall import Windows
 from engine.sim.prompting import build_prompt
+from engine.vault.journal import EVERY_100_MS
 from engine.vault.lock import VaultLock
 from engine.vault.notes import NoteStore
+from engine.vault.run_log import attach_run_log, detach_run_log
 from engine.vault.vault import Vault
 from engine.world.events import Event, EventKind
 from engine.world.loader import load_world_file
@@ -36,12 +40,20 @@ from engine.world.world import World
 
 Listener = Callable[[Event], None]
 
+SAVED_AT_ONCE = frozenset({"building", "self"})
+"""Categories of commands that change what the vault's world files hold (rooms, exits,
+where a builder teleported, a profile): a success saves the world before anyone
+remembers it, so a kill later in the run cannot lose it. Other changes (walking) are
+saved by the next save (``@save``, the end of a run or of ``do``)."""
+
 
 @dataclass
 class LLMLink:
     dispatcher: Dispatcher
     models: dict[str, str]
     """Agent name -> the model its turns use."""
+    thinkers: dict[str, Thinker] = field(default_factory=dict)
+    """Agent id -> its thinker (turns taken and skipped, for ``@llm-status``)."""
 
 
 def _warn(message: str) -> None:
@@ -59,6 +71,11 @@ class Simulation:
         warn: Callable[[str], None] = _warn,
     ) -> None:
         self.vault, self.world, self.settings, self.lock = vault, world, settings, lock
+        self.warn = warn
+        self.fsync_failures_before = EVERY_100_MS.failures
+        """Background fsync failures in this process before this simulation began."""
+        self.run_log: logging.Handler | None = None
+        """The vault's run log while this process owns the vault (``open``)."""
         self.registry: Registry = default_registry()
         self.listeners: list[Listener] = []
         self.actor_options = settings.llm.options_for("actor")
@@ -69,9 +86,11 @@ class Simulation:
             c.id: MemoryStream.open(vault, c, self.windows_for(c), warn=warn)
             for c in world.characters.values()
         }
+        self.supervisor = Supervisor(self._background_error)
+        """Owns every background task (compaction workers): their errors are reported."""
         self.compactor = Compactor(
             llm=None, models={}, options=settings.llm.options_for("summarizer"),
-            save_state=self._save_state,
+            save_state=self._save_state, supervisor=self.supervisor,
         )  # fmt: skip
         """Memory compaction; idle (everything pending) until ``start_compaction``."""
 
@@ -84,16 +103,23 @@ class Simulation:
         # A new vault's world file is checked before anything is written, even the lock.
         fresh = None if vault.is_seeded else load_world_file(world_file)
         lock = vault.lock()
+        log = None
         try:
+            log = attach_run_log(vault.root)
             seeded = vault.is_seeded
-            world = vault.load_world() if seeded else (fresh or load_world_file(world_file))
+            world = (
+                vault.load_world(warn=warn) if seeded else (fresh or load_world_file(world_file))
+            )
             vault.write_default_config()
             sim = cls(vault, world, vault.settings(), lock, warn=warn)
             if not seeded:
                 sim.save()
         except BaseException:
+            if log is not None:
+                detach_run_log(log)
             lock.release()
             raise
+        sim.run_log = log
         return sim
 
     def start_compaction(self, llm: Generator, models: dict[str, str]) -> None:
@@ -103,6 +129,12 @@ class Simulation:
         self.compactor.models = models
         for mind in self.minds.values():
             self.compactor.poke(mind)
+
+    def _background_error(self, message: str, exc: BaseException) -> None:
+        """An unexpected error in a background task: the run log gets the traceback,
+        the user one line."""
+        log_error(message, exc)
+        self.warn(message)
 
     def _save_state(self, mind: MemoryStream) -> None:
         self.vault.write_state(mind.character.folder, mind.state())
@@ -142,6 +174,10 @@ class Simulation:
                 result = found.command.handler(context, call)
             except MudsimError as exc:
                 result = failed(f"That went wrong: {exc}")
+            if result.ok and found.command.category in SAVED_AT_ONCE:
+                self._save_world_now()
+            for event in context.events:  # held back until the world was saved
+                self.deliver(event)
             if found.how in ("prefix", "distance"):
                 note = f"(Taking '{parsed.verb}' as '{found.command.key}'.)\n"
                 result = Result(note + result.text, result.ok, result.hint, result.memory_kind)
@@ -211,6 +247,12 @@ class Simulation:
             listener(event)
 
     # -- persistence ----------------------------------------------------------------
+    def _save_world_now(self) -> None:
+        try:
+            self.vault.save_world(self.world)
+        except (OSError, MudsimError) as exc:
+            self.warn(f"the world could not be saved now ({exc}); the next save tries again")
+
     def save(self) -> None:
         self.vault.save_world(self.world)
         for mind in self.minds.values():
@@ -218,12 +260,23 @@ class Simulation:
             self.vault.write_state(mind.character.folder, mind.state())
 
     def close(self) -> None:
-        """Flush every journal and give the vault back (does not save the world)."""
+        """Flush every journal and give the vault back (does not save the world). Every
+        journal is closed and the lock released even when one fails; then the first
+        failure is raised."""
+        first: VaultError | None = None
         for mind in self.minds.values():
-            mind.journal.close()
+            try:
+                mind.journal.close()
+            except VaultError as exc:
+                first = first or exc
         if self.lock is not None:
             self.lock.release()
             self.lock = None
+        if self.run_log is not None:
+            detach_run_log(self.run_log)
+            self.run_log = None
+        if first is not None:
+            raise first
 
     # -- finding characters -----------------------------------------------------------
     def character(self, name: str | None) -> Character:
@@ -261,6 +314,8 @@ class _Context:
 
     sim: Simulation
     caller: Character
+    events: list[Event] = field(default_factory=list)
+    """What the command emitted, delivered once it has finished (and saved)."""
 
     @property
     def world(self) -> World:
@@ -271,7 +326,7 @@ class _Context:
         return self.sim.registry
 
     def emit(self, kind: EventKind, text: str, *, room_id: str | None = None) -> None:
-        self.sim.deliver(Event(kind, text, room_id or self.caller.location, self.caller.id))
+        self.events.append(Event(kind, text, room_id or self.caller.location, self.caller.id))
 
     def notes(self) -> NoteStore:
         return self.sim.vault.notes(self.caller.folder)
@@ -285,7 +340,11 @@ class _Context:
     def llm_status(self) -> str | None:
         link = self.sim.llm
         return (
-            None if link is None else render_llm_status(link.dispatcher, list(link.models.values()))
+            None
+            if link is None
+            else render_llm_status(
+                link.dispatcher, list(link.models.values()), list(link.thinkers.values())
+            )
         )
 
     def memory_status(self, character: Character) -> str:

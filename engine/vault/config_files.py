@@ -28,6 +28,11 @@ Which servers the agents think with, and the options each kind of call uses.
 - `constrain` (actor only): `true` makes the model write only valid commands for where
   the agent stands (Ollama: `format` with a JSON schema); `false` never; unset (`null`)
   means on for the embedded model and off over HTTP.
+- `bypass_limit` (default 4): agent turns go before summaries, but a waiting summary
+  lets at most this many turn calls go first, then it runs, so memory keeps up however
+  busy the agents keep a one-slot server.
+- `timeout` (default 300): seconds one attempt of a call may take in all, however
+  slowly the server dribbles its reply; then it is retried (at most 4 tries).
 
 Model: `--model` > `MUDSIM_MODEL` > the character's `model` > the profile > gemma3:4b.
 """
