@@ -127,6 +127,8 @@ class _ReadableDumper(yaml.SafeDumper):
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\x85" in value:  # NEL: a line break to YAML, folded to a space unless escaped
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
     if "\n" in value:
         style = '"' if not value.strip() else "|"
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)

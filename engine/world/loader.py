@@ -1,8 +1,13 @@
 """Reading a world file into a ``World``, with errors that name the file, line and field.
 
-PyYAML drops positions when it builds Python data, so the file is also composed into
+PyYAML drops positions when it builds Python data, so the file is first composed into
 a node tree; an error's path (``rooms[1].id``) is walked through that tree to find the
 line. Nothing is built unless the whole file is valid.
+
+A world file may come from anywhere, so it is read by ``engine.vault.safe_yaml``'s
+loader and its node tree is measured before anything is built from it: deep nesting,
+aliases that expand too far (a "billion laughs" file) and an alias inside the value it
+names are refused with their line.
 """
 
 from __future__ import annotations
@@ -15,16 +20,12 @@ import yaml
 from pydantic import ValidationError
 
 from engine.errors import UnsafeNameError, WorldFileError
+from engine.vault.safe_yaml import MAX_DEPTH, DepthLimitedLoader, YAMLLimitError, measure
 from engine.world.model import Character, Room, Thing
 from engine.world.schema import WorldSpec
 from engine.world.world import LinkConflict, World
 
 Loc = Sequence[str | int]
-
-try:
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
-except AttributeError:  # PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
 
 
 def load_world_file(path: Path) -> World:
@@ -37,23 +38,11 @@ def load_world_file(path: Path) -> World:
 
 
 def parse_world(text: str, *, source: str) -> World:
-    try:
-        root = yaml.compose(text, Loader=_Loader)
-        data = yaml.load(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        raise WorldFileError(f"{source}, line {line}: YAML syntax error: {exc.problem}") from exc
-    except yaml.YAMLError as exc:
-        raise WorldFileError(f"{source}: YAML error: {exc}") from exc
+    root, data = _read_yaml(text, source)
     if not isinstance(data, dict):
         raise WorldFileError(
             f"{source}, line 1: a world file must be a mapping with name and rooms"
         )
-    repeated = _repeated_key(root, ())
-    if repeated is not None:
-        loc, line = repeated
-        raise WorldFileError(f"{source}, line {line}, {_dotted(loc)}: this key is given twice")
     try:
         spec = WorldSpec.model_validate(data)
     except ValidationError as exc:
@@ -63,6 +52,46 @@ def parse_world(text: str, *, source: str) -> World:
         where = _where(source, root, first["loc"])
         raise WorldFileError(f"{where}: {_message(first)}{more}") from exc
     return _Builder(spec, source, root).build()
+
+
+def _read_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
+    """The node tree and the data of ``text``; every problem is a ``WorldFileError``."""
+    loader: DepthLimitedLoader | None = None
+    try:
+        loader = DepthLimitedLoader(text)
+        root = loader.get_single_node()
+        if root is None:
+            return None, None
+        measure(root)
+        repeated = _repeated_key(root, ())  # before building: merge keys (<<) edit the tree
+        if repeated is not None:
+            loc, line = repeated
+            raise WorldFileError(f"{source}, line {line}, {_dotted(loc)}: this key is given twice")
+        return root, loader.construct_document(root)
+    except YAMLLimitError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else 1
+        raise WorldFileError(f"{source}, line {line}: {exc.problem}") from exc
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        problem = " ".join(str(exc.problem or exc.context).split())
+        raise WorldFileError(f"{source}, line {line}: YAML syntax error: {problem}") from exc
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise WorldFileError(
+            f"{source}, line {line}: YAML does not allow the character "
+            f"U+{exc.character if isinstance(exc.character, int) else ord(exc.character):04X}"
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise WorldFileError(f"{source}: YAML error: {' '.join(str(exc).split())}") from exc
+    except RecursionError as exc:
+        line = loader.line + 1 if loader is not None else 1
+        raise WorldFileError(
+            f"{source}, line {line}: nested more than {MAX_DEPTH} levels deep"  # a guard missed
+        ) from exc
+    finally:
+        if loader is not None:
+            loader.dispose()
 
 
 class _Builder:
@@ -194,7 +223,7 @@ def _message(error: Any) -> str:
     if kind == "string_pattern_mismatch":
         if "A-Za-z0-9" in str(error.get("ctx", {}).get("pattern", "")):
             return "an id may only use letters, digits, '_' and '-'"
-        return "a name cannot contain control characters"
+        return "a name cannot contain control characters, line separators or bidi overrides"
     return str(error["msg"])
 
 

@@ -17,7 +17,13 @@ from hypothesis import strategies as st
 from engine.errors import VaultError
 from engine.sim.simulation import Simulation
 from engine.sim.status import read_status
-from engine.vault.files import atomic_write_text, is_temp_name, remove_stale_temp_files
+from engine.vault.files import (
+    atomic_write_text,
+    is_temp_name,
+    read_front_matter,
+    read_json,
+    remove_stale_temp_files,
+)
 from engine.vault.vault import Vault
 
 
@@ -155,3 +161,52 @@ def test_temp_names_are_recognised_and_real_names_are_not(name: str, random_part
     if not name.startswith("."):
         assert not is_temp_name(name)
         assert not is_temp_name(f"{name}.tmp")
+
+
+# -- hostile front matter and JSON: one VaultError naming the file, never a crash -----
+
+BILLION_LAUGHS = (
+    "---\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+    "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+    "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n---\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("---\na: " + "[" * 200_000 + "\n---\n", "nested more than 64 levels deep"),
+        ("---\n" + "".join(f"{' ' * i}k:\n" for i in range(100)) + "---\n", "nested more"),
+        (BILLION_LAUGHS, "aliases expand to more than 200,000 values"),
+        ("---\na: &a [*a]\n---\n", "an alias is used inside the value it names"),
+        ("---\n{1: 2}\n---\n", "keys are not all words"),
+    ],
+    ids=["deep-flow", "deep-block", "billion-laughs", "self-alias", "number-keys"],
+)
+def test_hostile_front_matter_is_one_error_naming_the_file(
+    tmp_path: Path, text: str, why: str
+) -> None:
+    path = tmp_path / "agent.md"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(VaultError, match=why) as caught:
+        read_front_matter(path)
+    assert str(path) in str(caught.value)
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_json_nested_too_deep_is_one_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "memory-state.json"
+    path.write_text("[" * 100_000, encoding="utf-8")
+    with pytest.raises(VaultError, match="nested too deep") as caught:
+        read_json(path)
+    assert str(path) in str(caught.value)
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=20), st.text(max_size=60), max_size=4))
+def test_any_text_survives_a_yaml_round_trip(data: dict[str, str]) -> None:
+    """What mudsim writes as YAML it reads back unchanged, line breaks of every kind
+    (\\n, \\r, NEL, U+2028 ...) and control characters included."""
+    from engine.vault.files import dump_yaml
+    from engine.vault.safe_yaml import load_yaml
+
+    assert (load_yaml(dump_yaml(data)) or {}) == data
