@@ -85,7 +85,7 @@ class LLMConfig(_Settings):
     profiles: dict[RoleName, RoleProfile] = Field(default_factory=_default_profiles)
     bypass_limit: int = Field(default=4, ge=1)
     """Turn calls a waiting summary (or consolidation) lets go first before it goes first."""
-    timeout: float = Field(default=300.0, gt=0)
+    timeout: float = Field(default=300.0, gt=0, allow_inf_nan=False)
     """Seconds one attempt of an LLM call may take in all (then it is retried)."""
 
     def options_for(self, role: RoleName) -> dict[str, Any]:

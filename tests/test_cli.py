@@ -516,6 +516,20 @@ def test_a_journal_shorter_than_its_summaries_exits_2_then_repair_fixes_it(
     assert out.count("nothing to repair") == len(EVERYONE)
 
 
+def test_a_refused_journal_keeps_even_its_torn_last_line(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _summarized_then_cut(vault_dir, world_file, 20)
+    journal = vault_dir / "agents" / "Ada" / "memories.jsonl"
+    with journal.open("ab") as handle:
+        handle.write(b'{"seq": 20, "te')  # torn, as by a kill mid-line
+    kept = journal.read_bytes()
+    code, _out, err = cli(capsys, "do", world_file, "--vault", vault_dir, "look")
+    assert code == 2
+    assert "memories.jsonl holds 20 memories" in err
+    assert journal.read_bytes() == kept  # refused: nothing cut, nothing written
+
+
 def test_repair_of_an_unknown_agent_is_a_one_line_error(
     world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -61,11 +61,13 @@ class MemoryStream:
     ) -> MemoryStream:
         store = vault.summaries(character.folder)
         summaries = store.load()
-        journal, tail = Journal.open(
-            vault.journal_path(character.folder), warn=warn, start=summaries.boundary
-        )
         state = vault.read_state(character.folder)
-        check_journal_covers(vault, character, journal.count, summaries, state)
+        journal, tail = Journal.open(
+            vault.journal_path(character.folder),
+            warn=warn,
+            start=summaries.boundary,
+            check=lambda count: check_journal_covers(vault, character, count, summaries, state),
+        )
         if state.memories > journal.count:
             warn(
                 f"{journal.path} holds {journal.count} memories, "

@@ -47,7 +47,9 @@ async def compaction_llm(
     try:
         choice = await settle_default(choose_llm(None, environ, sim.settings.llm), notice)
         retry = RetryPolicy(attempts=1, deadline=SETTLE_TIMEOUT)
-        dispatcher = build_dispatcher(choice, retry=retry, bypass_limit=sim.settings.llm.bypass_limit)
+        dispatcher = build_dispatcher(
+            choice, retry=retry, bypass_limit=sim.settings.llm.bypass_limit
+        )
     except MudsimError as exc:
         notice(f"warning: memory compaction is off: {exc}")
         return None

@@ -47,6 +47,7 @@ MID_LINE = "journal-mid-line"
 
 _log = logging.getLogger("mudsim.vault")
 
+
 class GroupSync:
     """fsyncs every journal written since the last round, in rounds ``interval`` apart
     on a daemon thread (started by the first journal it watches), or by ``round()``.
@@ -149,11 +150,22 @@ class Journal:
 
     @classmethod
     def open(
-        cls, path: Path, *, warn: Callable[[str], None], start: int = 0
+        cls,
+        path: Path,
+        *,
+        warn: Callable[[str], None],
+        start: int = 0,
+        check: Callable[[int], None] | None = None,
     ) -> tuple[Journal, list[MemoryRecord]]:
         """Count the records, read those from ``start`` on (cutting a torn tail), and
-        return the journal ready to append."""
-        count, records = read_tail(path, start, warn=warn, repair=True)
+        return the journal ready to append. ``check(M)`` runs before anything is cut:
+        a journal it refuses is left exactly as it was."""
+        torn: list[str] = []
+        count, records = read_tail(path, start, warn=torn.append, repair=False)
+        if check is not None:
+            check(count)
+        if torn:  # now cut it, saying so once
+            count, records = read_tail(path, start, warn=warn, repair=True)
         return cls(path, count), records
 
     def append(self, record: MemoryRecord) -> None:

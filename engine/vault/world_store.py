@@ -103,7 +103,8 @@ def _snapshot_text(world: World) -> str:
         objects=[_ThingSnapshot(**vars(thing)) for thing in world.things.values()],
     )
     where = "\n".join(
-        f"#   {c.name} is in {world.rooms[c.location].name}" for c in world.characters.values()
+        f"#   {_one_line(c.name)} is in {_one_line(world.rooms[c.location].name)}"
+        for c in world.characters.values()
     )
     header = f"# mudsim world snapshot (written by mudsim; exits are one-way each).\n# Who is where:\n{where}\n"
     return header + dump_yaml(snapshot.model_dump(mode="json"))
@@ -204,3 +205,9 @@ def _first(exc: ValidationError) -> str:
     error = exc.errors()[0]
     field = ".".join(str(step) for step in error["loc"]) or "(top level)"
     return f"{field}: {error['msg']}"
+
+
+def _one_line(name: str) -> str:
+    """A name fit for a YAML comment: every kind of line break (which YAML would end
+    the comment at) made a space."""
+    return " ".join(name.splitlines())

@@ -40,7 +40,9 @@ async def test_an_unexpected_background_error_goes_to_the_run_log_with_its_trace
     sim = Simulation.open(vault_dir, world_file, warn=shown.append)
     try:
         sim.compactor.first_delay = sim.compactor.max_delay = 0.001
-        sim.start_compaction(BuggySummarizer(), {c.id: "tiny" for c in sim.world.characters.values()})
+        sim.start_compaction(
+            BuggySummarizer(), {c.id: "tiny" for c in sim.world.characters.values()}
+        )
         for index in range(9):  # Bo's windows are 4/4: a chunk is due at 9
             run(sim, "Bo", f"think Thought number {index}.")
         for _ in range(200):
@@ -79,7 +81,7 @@ def test_closing_with_a_failing_fsync_raises_but_lets_the_vault_go(
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(os, "fsync", broken_fsync)
-    with pytest.raises(VaultError, match="memories.jsonl"):
+    with pytest.raises(VaultError, match=r"memories\.jsonl"):
         sim.close()
     monkeypatch.undo()
     Vault(vault_dir).lock().release()  # the lock was given back all the same
@@ -102,3 +104,16 @@ async def test_the_run_summary_counts_fsync_failures_of_this_run(
     line = summary(scheduler, dispatcher, 1.0)
     assert "journal fsync FAILED 2 times (last: fsync of x failed)" in line
     await dispatcher.aclose()
+
+
+@pytest.mark.parametrize("value", [".inf", "0", "-5", ".nan"])
+def test_a_timeout_that_is_not_a_positive_number_is_refused(
+    vault_dir: Path, world_file: Path, value: str
+) -> None:
+    Simulation.open(vault_dir, world_file).close()
+    llm_md = vault_dir / "config" / "llm.md"
+    text = llm_md.read_text(encoding="utf-8").replace("timeout: 300.0", f"timeout: {value}")
+    llm_md.write_text(text, encoding="utf-8")
+    with pytest.raises(VaultError, match=r"llm\.md"):
+        Simulation.open(vault_dir, world_file)
+    assert llm_md.read_text(encoding="utf-8") == text

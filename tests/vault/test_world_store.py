@@ -192,3 +192,20 @@ def test_a_new_vault_cut_off_mid_seed_is_seeded_again(
     sim = open_sim(vault_dir, world_file)
     assert [c.name for c in sim.world.characters.values()] == ["Ada", "Bo", "Pat", "Pip", "Bea"]
     sim.close()
+
+
+@pytest.mark.parametrize("brk", ["\n", "\r", "\u2028", "\u2029", "\x85", "\x0b"])
+def test_a_name_with_a_line_break_cannot_break_the_who_is_where_comment(
+    vault_dir: Path, world_file: Path, brk: str
+) -> None:
+    """Names come through the parser and the world schema, which refuse line breaks;
+    the snapshot's comment flattens them anyway, so no name can ever end it early."""
+    sim = open_sim(vault_dir, world_file)
+    try:
+        room = sim.world.rooms[sim.character("Bo").location]
+        room.name = f"The Yard{brk}rooms: []"
+        sim.save()
+    finally:
+        sim.close()
+    again = world_store.load_world(vault_dir)
+    assert again.rooms[room.id].name == f"The Yard{brk}rooms: []"
