@@ -1,15 +1,30 @@
 """Shared fixtures: a small fixture world (never the shipped demo) and a simulation on
-a fresh vault in ``tmp_path``."""
+a fresh vault in ``tmp_path``; and the hypothesis profiles.
+
+Profiles (``HYPOTHESIS_PROFILE``): ``ci`` (the default) runs each property test that
+does not set its own ``max_examples`` 100 times, Hypothesis's usual count, with no
+deadline (a loaded 2-core machine must not fail a test by its timing);
+``thorough`` runs 10,000 examples a property, by hand (``--timeout 0`` lifts the
+per-test limit of pyproject.toml)::
+
+    HYPOTHESIS_PROFILE=thorough timeout 3600 python -m pytest -q --timeout 0 tests/fuzz
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import FIXTURE_WORLD
+from hypothesis import settings
 
 from engine.sim.simulation import Simulation
+
+settings.register_profile("ci", max_examples=100, deadline=None)
+settings.register_profile("thorough", max_examples=10_000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,12 @@
 
 ``"hello`` is ``say hello`` and ``:waves`` is ``emote waves``. Quotes inside the text
 are kept. Control characters (terminal escapes, NUL) are dropped, so nothing typed
-can repaint a screen or reach a file name.
+can repaint a screen or reach a file name; so are bidi overrides and isolates (they
+would make the rest of a line read in another order than it was typed), lone
+surrogates (undecodable bytes in a command-line argument) and the noncharacters
+U+FFFE/U+FFFF (YAML cannot hold them). Every line break (U+2028 and U+2029 too, which
+YAML reads as line breaks) becomes a space, so no name typed here can start a new line
+in a vault file.
 """
 
 from __future__ import annotations
@@ -12,7 +17,11 @@ from dataclasses import dataclass
 
 _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])")
 """Terminal escape sequences (CSI such as colours, OSC such as window titles), whole."""
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
+)
+"""C0 and C1 controls, bidi embeddings/overrides/isolates, surrogates, U+FFFE/U+FFFF."""
+_LINE_BREAKS = re.compile(r"[\t\n\r\u2028\u2029]")
 SHORTCUTS = {'"': "say", ":": "emote"}
 
 
@@ -28,8 +37,9 @@ class ParsedLine:
 
 
 def clean(text: str) -> str:
-    """Drop terminal escape sequences and control characters; tabs and newlines become spaces."""
-    text = text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+    """Drop terminal escape sequences and control characters; tabs and line breaks
+    become spaces."""
+    text = _LINE_BREAKS.sub(" ", text)
     return _CONTROL.sub("", _ESCAPES.sub("", text))
 
 

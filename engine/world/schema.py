@@ -13,8 +13,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from engine.world.model import Role
 
 EntityId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+$", max_length=64)]
-Text = Annotated[str, Field(min_length=1, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")]
-"""A name: non-empty, and no control characters (no terminal escapes in a name)."""
+Text = Annotated[
+    str,
+    Field(
+        min_length=1,
+        pattern="^[^\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffe\uffff]+$",
+    ),
+]
+"""A name: non-empty, and no control characters (no terminal escapes in a name), no
+U+2028/U+2029 (YAML reads them as line breaks: a room name in the vault's world file
+comment would start a line of its own), no bidi overrides or isolates (the rest of a
+line would read in another order) and no U+FFFE/U+FFFF (YAML cannot hold them)."""
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
 class _Strict(BaseModel):
@@ -67,7 +77,7 @@ class CharacterSpec(_Strict):
     description: str = ""
     role: Role = Role.PLAYER
     aliases: list[Text] = []
-    think_interval: Annotated[float, Field(gt=0)] | None = None
+    think_interval: Seconds | None = None
     immediate_window: Annotated[int, Field(ge=1)] | None = None
     recent_window: Annotated[int, Field(ge=1)] | None = None
     model: Text | None = None
