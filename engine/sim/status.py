@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from engine.agents.memory import summary_info
-from engine.errors import UnknownCharacterError, VaultError
+from engine.errors import VaultError
 from engine.memory.status import MemoryStatus
 from engine.memory.waterfall import Windows
 from engine.vault.journal import read_tail
@@ -28,14 +28,7 @@ def read_status(vault_dir: Path, agent: str | None = None) -> list[MemoryStatus]
         )
     world = vault.load_world()
     defaults = vault.settings().memory_compaction
-    characters = list(world.characters.values())
-    if agent is not None:
-        characters = world.find_characters(agent)
-        if len(characters) != 1:
-            names = ", ".join(c.name for c in world.characters.values())
-            raise UnknownCharacterError(
-                f"no single character called {agent!r} in the vault (characters: {names})"
-            )
+    characters = world.characters_named(agent)
     statuses = []
     for character in characters:
         state = vault.read_state(character.folder)

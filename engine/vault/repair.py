@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from engine.errors import UnknownCharacterError, VaultError
+from engine.errors import VaultError
 from engine.vault.files import atomic_write_text, fsync_folder, make_folder
 from engine.vault.journal import read_tail
 from engine.vault.summaries import Summaries, Summary, SummaryStore
@@ -118,14 +118,7 @@ def repair_vault(
     lock = vault.lock()
     try:
         world = vault.load_world(warn=warn or report.append)
-        characters = list(world.characters.values())
-        if agent is not None:
-            characters = world.find_characters(agent)
-            if len(characters) != 1:
-                names = ", ".join(c.name for c in world.characters.values())
-                raise UnknownCharacterError(
-                    f"no single character called {agent!r} in the vault (characters: {names})"
-                )
+        characters = world.characters_named(agent)
         stamp = f"repair-{(now or datetime.now(UTC)).astimezone(UTC):%Y%m%d-%H%M%S}Z"
         for character in characters:
             report.extend(_repair_character(vault, character, stamp, warn or report.append))

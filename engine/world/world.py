@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import TypeVar
 
+from engine.errors import UnknownCharacterError
 from engine.world import matching
 from engine.world.model import Character, Room, Thing, way_back
 
@@ -108,6 +109,20 @@ class World:
     # -- finding things by what a user typed ------------------------------------
     def find_characters(self, query: str) -> list[Character]:
         return _find(query, list(self.characters.values()))
+
+    def characters_named(self, name: str | None) -> list[Character]:
+        """Everyone (``name`` None), or the one character ``name`` picks; anything else
+        is an ``UnknownCharacterError`` that lists who there is (``--agent NAME``)."""
+        everyone = list(self.characters.values())
+        if name is None:
+            return everyone
+        found = self.find_characters(name)
+        if len(found) != 1:
+            names = ", ".join(c.name for c in everyone)
+            raise UnknownCharacterError(
+                f"no single character called {name!r} in the vault (characters: {names})"
+            )
+        return found
 
     def find_rooms(self, query: str) -> list[Room]:
         return _find(query, list(self.rooms.values()))
