@@ -11,6 +11,7 @@ one-line usage errors out of it would mean leaning on private API.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import sys
@@ -95,11 +96,19 @@ def _positive(text: str) -> int:
     return value
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("mudsim")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout, not installed
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mudsim",
         description="A MUD-style text world where LLM-driven agents live, talk, build and remember.",
     )
+    parser.add_argument("--version", action="version", version=f"mudsim {_version()}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     verbs.required = True
 
@@ -195,6 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mudsim: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `mudsim status --json | head`: the reader left; end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush cannot fail again
+        return 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
     except Exception as exc:
         if os.environ.get("MUDSIM_DEBUG"):
             raise

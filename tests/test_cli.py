@@ -538,3 +538,81 @@ def test_repair_of_an_unknown_agent_is_a_one_line_error(
     assert code == 2
     assert out == ""
     assert_one_line_error(err)
+
+
+# -- the first hour: bad --llm, unknown --as, --version ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://127.0.0.1:99999", "a port that is not 1-65535"),
+        ("http://host:abc", "a port that is not 1-65535"),
+        ("http://:8080", "no host"),
+        ("nonsense", "is not an LLM URL"),
+    ],
+)
+def test_a_bad_llm_url_is_one_line_and_exit_2(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str], url: str, why: str
+) -> None:
+    code, out, err = cli(
+        capsys, "run", world_file, "--vault", vault_dir, "--headless", "--turns", "1", "--llm", url
+    )
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)
+    assert why in err
+
+
+def test_run_with_an_unknown_as_is_exit_2_like_do(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(
+        capsys, "run", world_file, "--vault", vault_dir, "--headless", "--turns", "1",
+        "--llm", "fake:look", "--as", "Nobody",
+    )  # fmt: skip
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)
+    assert "no character called 'Nobody'" in err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "--version")
+    assert code == 0
+    assert out.strip().startswith("mudsim 0.")
+    assert err == ""
+
+
+def test_status_into_a_closed_pipe_ends_quietly(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``mudsim status --json | head``: the reader leaves; no traceback, no message."""
+    assert cli(capsys, "do", world_file, "--vault", vault_dir, "--as", "Ada", "look")[0] == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has already gone
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "engine.cli", "status", "--vault", str(vault_dir), "--json"],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""
+    assert done.returncode == 141
+
+
+def test_status_names_a_corrupt_journal_line(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        cli(capsys, "do", world_file, "--vault", vault_dir, "--as", "Ada", "look", "look")[0] == 0
+    )
+    journal = vault_dir / "agents" / "Ada" / "memories.jsonl"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(lines[0] + b'{"seq": 1, "oops": true}\n' + b"".join(lines[2:]))
+    code, out, err = cli(capsys, "status", "--vault", vault_dir)
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err)
+    assert f"{journal}, line 2" in err

@@ -10,7 +10,7 @@ from engine.commands.registry import Arg, ArgKind, Command, Invocation, command
 from engine.commands.result import Result, done, failed
 from engine.world.events import EventKind
 from engine.world.matching import strip_article
-from engine.world.model import Role, Room
+from engine.world.model import COMPASS, Role, Room
 from engine.world.world import LinkConflict
 
 COMMANDS: list[Command] = []
@@ -61,7 +61,9 @@ def dig(ctx: CommandContext, call: Invocation) -> Result:
     room = ctx.world.add_room(
         Room(ctx.world.new_room_id(), name, description or "A newly made room.")
     )
-    back = ctx.world.link(here.id, exit_name, room.id)
+    here.exits[exit_name] = room.id
+    back = COMPASS.get(exit_name, "out")  # never the generated id (room-7) of where we stood
+    room.exits[back] = here.id
     ctx.emit(EventKind.BUILDING, f"{ctx.caller.name} digs a new room: {name}.")
     return done(
         f"You dig {name} (#{room.id}). The exit '{exit_name}' leads there; '{back}' leads back."

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -94,10 +95,17 @@ LOCAL_ENDPOINT = EndpointChoice(LOCAL, 1, LOCAL)
 def _checked(url: str, source: str) -> str:
     if url.startswith(FAKE_PREFIX) or url == LOCAL:
         return url
+    expected = "expected http://host:port, local or fake:"
     if not url.startswith(("http://", "https://")):
-        raise UsageError(
-            f"{source}: {url!r} is not an LLM URL (expected http://host:port, local or fake:)"
-        )
+        raise UsageError(f"{source}: {url!r} is not an LLM URL ({expected})")
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or past 65535
+        port = 0
+    if not parts.hostname or port == 0:
+        what = "no host" if not parts.hostname else "a port that is not 1-65535"
+        raise UsageError(f"{source}: {url!r} has {what} ({expected})")
     return url.rstrip("/")
 
 

@@ -188,6 +188,8 @@ async def run_headless(
     out = out or sys.stdout
     sim = Simulation.open(options.vault, options.world)
     try:
+        if options.as_name is not None:
+            sim.character(options.as_name)  # an unknown --as is exit 2, as in `do`
         dispatcher, models = await connect(sim, options, environ)
         thinkers = make_thinkers(sim, models, options.seed)
         names = {sim.world.characters[a].name: m for a, m in models.items()}

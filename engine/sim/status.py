@@ -2,13 +2,13 @@
 
 It reads the committed summaries (which fix the boundary), what the running process
 last recorded (``memory-state.json``: in flight, failures) and the journal's count M,
-read from its last line, so it works while another process owns the vault and does
-not grow with the journal.
+read backwards from its end through the memories not yet summarized (checked as a load
+checks them), so it works while another process owns the vault and does not grow with
+the journal.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from engine.agents.memory import summary_info
@@ -37,7 +37,7 @@ def read_status(vault_dir: Path, agent: str | None = None) -> list[MemoryStatus]
             character.recent_window or defaults.recent_window,
         )
         summaries = vault.summaries(character.folder).load()
-        memories = _count_lines(vault.journal_path(character.folder))
+        memories = _count_lines(vault.journal_path(character.folder), summaries.boundary)
         check_journal_covers(vault, character, memories, summaries, state)
         statuses.append(
             MemoryStatus(
@@ -56,7 +56,9 @@ def read_status(vault_dir: Path, agent: str | None = None) -> list[MemoryStatus]
     return statuses
 
 
-def _count_lines(path: Path) -> int:
-    """M, the journal's complete lines, read backwards from its end (a torn last line,
-    perhaps an append in progress, does not count and is left alone)."""
-    return read_tail(path, sys.maxsize, warn=lambda _message: None, repair=False)[0]
+def _count_lines(path: Path, start: int) -> int:
+    """M, the journal's complete lines, read backwards from its end down to ``start``
+    (the boundary): a corrupt line there is an error naming its file and line, as it
+    is when the vault is loaded; a torn last line, perhaps an append in progress, does
+    not count and is left alone."""
+    return read_tail(path, start, warn=lambda _message: None, repair=False)[0]

@@ -20,13 +20,13 @@ def test_dig_makes_a_room_joined_both_ways(sim: Simulation) -> None:
     result = run(sim, "Bea", "@dig The Old Shed -> Dusty and dim.")
     assert result.ok
     assert result.text == (
-        "You dig The Old Shed (#room-1). The exit 'old shed' leads there; 'yard' leads back."
+        "You dig The Old Shed (#room-1). The exit 'old shed' leads there; 'out' leads back."
     )
     shed = sim.world.rooms["room-1"]
     assert (shed.name, shed.description, shed.exits) == (
         "The Old Shed",
         "Dusty and dim.",
-        {"yard": "yard"},
+        {"out": "yard"},
     )
     assert sim.world.rooms["yard"].exits["old shed"] == "room-1"
     assert memories(sim, "Bo") == ["Bea digs a new room: The Old Shed."]
@@ -167,3 +167,16 @@ def test_a_player_may_not_teleport(sim: Simulation) -> None:
     assert not result.ok
     assert result.text == "'@teleport' needs the builder role; you are a player."
     assert sim.character("Pip").location == "hall"
+
+
+def test_dig_from_a_dug_room_leads_back_out_or_the_opposite_way(sim: Simulation) -> None:
+    """The way back is never a generated id such as room-1."""
+    assert run(sim, "Bea", "@dig The Shed").ok
+    assert run(sim, "Bea", "go shed").ok
+    result = run(sim, "Bea", "@dig North")
+    assert result.ok
+    assert "The exit 'north' leads there; 'south' leads back." in result.text
+    assert run(sim, "Bea", "@dig The Loft").ok
+    loft = next(r for r in sim.world.rooms.values() if r.name == "The Loft")
+    assert loft.exits == {"out": "room-1"}
+    assert all(not name.startswith("room-") for r in sim.world.rooms.values() for name in r.exits)

@@ -196,7 +196,7 @@ def test_the_world_and_memories_survive_save_and_reopen(vault_dir: Path, world_f
 
     assert next_room == 2
     assert rooms["room-1"]["name"] == "The Shed"
-    assert rooms["room-1"]["exits"] == {"yard": "yard"}
+    assert rooms["room-1"]["exits"] == {"out": "yard"}
     assert rooms["yard"]["exits"]["shed"] == "room-1"
     assert counts["Bo"] >= 3
     assert counts["Pip"] >= 1
