@@ -11,6 +11,7 @@ opens the vault (``remove_stale_temp_files``).
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import re
@@ -33,6 +34,8 @@ def atomic_write_text(path: Path, text: str) -> None:
     make_folder(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        if hasattr(os, "fchmod"):  # mkstemp makes 0600; a vault file is an ordinary file
+            os.fchmod(fd, file_mode())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
@@ -42,6 +45,15 @@ def atomic_write_text(path: Path, text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     fsync_folder(path.parent)
+
+
+@functools.cache
+def file_mode() -> int:
+    """The mode a new file gets from ``open``: 0666 less the process's umask (read once:
+    ``os.umask`` can only be read by setting it, so it is set straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def make_folder(folder: Path) -> None:

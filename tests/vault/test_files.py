@@ -210,3 +210,18 @@ def test_any_text_survives_a_yaml_round_trip(data: dict[str, str]) -> None:
     from engine.vault.safe_yaml import load_yaml
 
     assert (load_yaml(dump_yaml(data)) or {}) == data
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_vault_files_get_the_mode_the_umask_gives(tmp_path: Path, umask: int, mode: int) -> None:
+    """Like git and editors: 0666 less the umask (mkstemp alone would make 0600)."""
+    from engine.vault.files import file_mode
+
+    before = os.umask(umask)
+    file_mode.cache_clear()
+    try:
+        atomic_write_text(tmp_path / "world.yaml", "name: x\n")
+    finally:
+        os.umask(before)
+        file_mode.cache_clear()
+    assert stat.S_IMODE((tmp_path / "world.yaml").stat().st_mode) == mode
