@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
 from engine.world.model import Role
 
@@ -126,15 +126,16 @@ class Registry:
         if exact is not None:
             how: Literal["exact", "forbidden"] = "exact" if role.allows(exact.role) else "forbidden"
             return Resolution(exact, how)
+        if verb in PROSE_WORDS:  # "there ..." is a model writing prose, not "where"
+            return Resolution(None, "none")
         names = {name: c for c in self.allowed(role) for name in c.names}
         prefixed = {c.key: c for name, c in names.items() if name.startswith(verb)}
         if len(prefixed) == 1:
             return Resolution(next(iter(prefixed.values())), "prefix")
         if len(prefixed) > 1:
             return Resolution(None, "ambiguous", tuple(sorted(prefixed)))
-        # A correction must keep at least one letter of what was typed ("@d" is not "go").
-        limit = min(MAX_EDIT_DISTANCE, len(verb) - 1)
-        distances = {name: Levenshtein.distance(verb, name) for name in names}
+        limit = correction_limit(verb)
+        distances = {name: OSA.distance(verb, name) for name in names}
         best = min(distances.values(), default=limit + 1)
         if best > limit:
             return Resolution(None, "none")
@@ -142,6 +143,123 @@ class Registry:
         if len(nearest) > 1:
             return Resolution(None, "ambiguous", tuple(sorted(nearest)))
         return Resolution(next(iter(nearest.values())), "distance")
+
+
+PROSE_WORDS: Final = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "i",
+        "i'm",
+        "im",
+        "me",
+        "my",
+        "mine",
+        "you",
+        "you're",
+        "your",
+        "yours",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "it",
+        "its",
+        "it's",
+        "we",
+        "us",
+        "our",
+        "they",
+        "them",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "no",
+        "not",
+        "yes",
+        "yeah",
+        "ok",
+        "okay",
+        "and",
+        "but",
+        "or",
+        "so",
+        "if",
+        "then",
+        "than",
+        "when",
+        "why",
+        "how",
+        "what",
+        "what's",
+        "who's",
+        "whose",
+        "which",
+        "while",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "am",
+        "do",
+        "does",
+        "did",
+        "done",
+        "have",
+        "has",
+        "had",
+        "can",
+        "could",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+        "let",
+        "let's",
+        "hello",
+        "hi",
+        "hey",
+        "welcome",
+        "thanks",
+        "thank",
+        "please",
+        "sorry",
+        "oh",
+        "well",
+        "now",
+        "just",
+        "very",
+        "all",
+        "some",
+        "any",
+        "one",
+        "two",
+        "guest",
+    ]
+)
+"""Ordinary words a model writes when it answers in prose ("There is...", "No one...",
+"Welcome to..."). They run when they are a command's name ("who", "where") but are
+never corrected into one: the replies in tests/commands/test_autocorrect.py, taken
+from the embedded model, show "there" taken as "where" and "no" as "note" otherwise."""
+
+
+def correction_limit(word: str) -> int:
+    """How many edits (a swap of two neighbours counts as one) a mistyped verb may be
+    from the verb it is taken for: one for a word of up to four letters, two for a
+    longer one, and never all of it. A short word is seldom a typo of a different short
+    word: "you" (a model writing prose) is not "go", "lok" is "look"."""
+    return min(MAX_EDIT_DISTANCE if len(word) > 4 else 1, len(word) - 1)
 
 
 def command(

@@ -35,7 +35,7 @@ from engine.vault.run_log import attach_run_log, detach_run_log
 from engine.vault.vault import Vault
 from engine.world.events import Event, EventKind
 from engine.world.loader import load_world_file
-from engine.world.model import ABBREVIATIONS, Character
+from engine.world.model import ABBREVIATIONS, COMPASS, Character
 from engine.world.world import World
 
 Listener = Callable[[Event], None]
@@ -159,7 +159,13 @@ class Simulation:
         ):
             parsed = ParsedLine("go", parsed.verb, parsed.reason, parsed.text)
         found = self.registry.resolve(parsed.verb, character.role)
-        if found.command is None:
+        direction = self._direction(parsed)
+        if direction is not None:  # `n` where there is no north: never autocorrected
+            result = failed(
+                f"There is no exit {direction} here.",
+                f"Exits here: {join_names(sorted(self.world.rooms[character.location].exits), empty='none')}.",
+            )
+        elif found.command is None:
             result = _unresolved(parsed.verb, found.how, found.candidates)
         elif found.how == "forbidden":
             needed = found.command.role.value
@@ -183,6 +189,15 @@ class Simulation:
                 result = Result(note + result.text, result.ok, result.hint, result.memory_kind)
         self._remember_result(character, parsed.text, parsed.reason, result)
         return result
+
+    def _direction(self, parsed: ParsedLine) -> str | None:
+        """The compass direction a bare ``north``/``n`` (no command of that name, no such
+        exit here, or it would have become ``go``) names, or None."""
+        if parsed.args or self.registry.get(parsed.verb.lower()) is not None:
+            return None
+        word = parsed.verb.lower()
+        word = ABBREVIATIONS.get(word, word)
+        return word if word in COMPASS else None
 
     def _is_exit(self, character: Character, word: str) -> bool:
         """A bare exit name or compass abbreviation (``north``, ``n``) means ``go`` there."""

@@ -36,9 +36,9 @@ def test_a_typo_is_corrected_by_edit_distance(sim: Simulation) -> None:
 
 
 def test_an_ambiguous_verb_asks_and_runs_nothing(sim: Simulation) -> None:
-    result = run(sim, "Pip", "e")
+    result = run(sim, "Pip", "r")
     assert not result.ok
-    assert result.text == "'e' could mean emote and examine."
+    assert result.text == "'r' could mean recall and rooms."
     assert result.hint == "Type more of the command."
     assert sim.character("Pip").location == "hall"
     assert memories(sim, "Ada") == []

@@ -97,9 +97,13 @@ def test_edit_distance_three_is_no_match() -> None:
 
 def test_equal_distance_is_ambiguous() -> None:
     assert resolved("wo") == (None, "ambiguous", ("go", "who"))
-    assert resolved("hoo") == (None, "ambiguous", ("go", "look", "who"))
-    assert resolved("rom") == (None, "ambiguous", ("go", "rooms"))
-    assert resolved("so") == ("go", "distance", ())  # 1 from go beats 2 from say
+
+
+def test_a_short_word_two_edits_away_or_a_prose_word_is_not_corrected() -> None:
+    assert resolved("hoo") == (None, "none", ())  # two edits from go, look and who
+    assert resolved("rom") == (None, "none", ())  # two from go and rooms
+    assert resolved("so") == (None, "none", ())  # prose ("So I went..."), not "go"
+    assert resolved("there") == (None, "none", ())  # prose, not "where"
 
 
 def test_forbidden_for_a_lower_role() -> None:
