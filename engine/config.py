@@ -111,7 +111,15 @@ class AIDefaultsConfig(_Settings):
     think_interval: float = Field(default=6.0, gt=0, allow_inf_nan=False)
 
 
+class LimitsConfig(_Settings):
+    max_command_chars: int = Field(default=4_000, ge=1)
+    """A command line longer than this is refused, and nothing of it is remembered."""
+    max_note_bytes: int = Field(default=65_536, ge=1)
+    """A note that would grow past this (UTF-8 bytes) is refused."""
+
+
 class Settings(_Settings):
     llm: LLMConfig = LLMConfig()
     memory_compaction: MemoryCompactionConfig = MemoryCompactionConfig()
     ai_defaults: AIDefaultsConfig = AIDefaultsConfig()
+    limits: LimitsConfig = LimitsConfig()

@@ -71,6 +71,7 @@ class Simulation:
         warn: Callable[[str], None] = _warn,
     ) -> None:
         self.vault, self.world, self.settings, self.lock = vault, world, settings, lock
+        vault.max_note_bytes = settings.limits.max_note_bytes
         self.warn = warn
         self.fsync_failures_before = EVERY_100_MS.failures
         """Background fsync failures in this process before this simulation began."""
@@ -149,6 +150,13 @@ class Simulation:
     # -- acting ---------------------------------------------------------------------
     def execute(self, character: Character, line: str) -> Result:
         """Run one command line as ``character``; the result is also its memory."""
+        limit = self.settings.limits.max_command_chars
+        if len(line) > limit:  # refused whole: not remembered, not heard by anyone
+            return failed(
+                f"That line is {len(line):,} characters long; a command may be at most "
+                f"{limit:,} (max_command_chars in config/limits.md).",
+                "Say it in shorter pieces, or keep long text in a note.",
+            )
         parsed = parse_line(line)
         if parsed is None:
             return failed("Type a command, or 'help'.")

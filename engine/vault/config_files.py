@@ -7,7 +7,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from engine.config import AIDefaultsConfig, LLMConfig, MemoryCompactionConfig, Settings
+from engine.config import (
+    AIDefaultsConfig,
+    LimitsConfig,
+    LLMConfig,
+    MemoryCompactionConfig,
+    Settings,
+)
 from engine.errors import VaultError
 from engine.vault.files import read_front_matter, write_front_matter
 
@@ -55,15 +61,25 @@ _AI_BODY = """\
   (a character's own `think_interval` in the world file wins).
 """
 
+_LIMITS_BODY = """\
+# Input limits
+
+- `max_command_chars`: a command line (a player's or an agent's) longer than this is
+  refused with one line, and nothing of it is remembered or heard by anyone.
+- `max_note_bytes`: a note that would grow past this many bytes (UTF-8) is refused.
+"""
+
 FILES: dict[str, tuple[type[BaseModel], str]] = {
     "llm.md": (LLMConfig, _LLM_BODY),
     "memory_compaction.md": (MemoryCompactionConfig, _MEMORY_BODY),
     "ai_defaults.md": (AIDefaultsConfig, _AI_BODY),
+    "limits.md": (LimitsConfig, _LIMITS_BODY),
 }
 _FIELDS = {
     "llm.md": "llm",
     "memory_compaction.md": "memory_compaction",
     "ai_defaults.md": "ai_defaults",
+    "limits.md": "limits",
 }
 
 

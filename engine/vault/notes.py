@@ -32,8 +32,10 @@ class NoteStore:
     while no note file's name, size or modification time changes (a person may edit
     them while the world runs)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, max_bytes: int | None = None) -> None:
         self.folder = folder
+        self.max_bytes = max_bytes
+        """A note may not grow past this many bytes (UTF-8); None: no limit."""
         self._cached: tuple[tuple[tuple[str, int, int], ...], list[Note]] | None = None
 
     def path_for(self, title: str) -> Path:
@@ -69,6 +71,12 @@ class NoteStore:
         return self._write(title, text, self.read(title), reason)
 
     def _write(self, title: str, body: str, existing: Note | None, reason: str | None) -> Note:
+        size = len(body.encode("utf-8"))
+        if self.max_bytes is not None and size > self.max_bytes:
+            raise VaultError(
+                f"the note {title!r} would be {size:,} bytes; a note may hold at most "
+                f"{self.max_bytes:,} (max_note_bytes in config/limits.md)"
+            )
         now = utc_now()
         note = Note(
             title=title, body=body, created=existing.created if existing else now, updated=now

@@ -48,6 +48,8 @@ class Vault:
         self.root = root
         self.config_dir = root / "config"
         self._notes: dict[str, NoteStore] = {}
+        self.max_note_bytes: int | None = None
+        """The notes' size limit (``config/limits.md``), set by whoever loads the settings."""
 
     # -- ownership ----------------------------------------------------------------
     def lock(self) -> VaultLock:
@@ -95,7 +97,9 @@ class Vault:
     def notes(self, folder: str) -> NoteStore:
         store = self._notes.get(folder)
         if store is None:
-            store = self._notes[folder] = NoteStore(self.agent_dir(folder) / "notes")
+            store = self._notes[folder] = NoteStore(
+                self.agent_dir(folder) / "notes", self.max_note_bytes
+            )
         return store
 
     def summaries(self, folder: str) -> SummaryStore:

@@ -14,7 +14,13 @@ import frontmatter
 import pytest
 from helpers import run
 
-from engine.config import AIDefaultsConfig, LLMConfig, MemoryCompactionConfig, Settings
+from engine.config import (
+    AIDefaultsConfig,
+    LimitsConfig,
+    LLMConfig,
+    MemoryCompactionConfig,
+    Settings,
+)
 from engine.errors import VaultError, VaultLockedError
 from engine.memory.record import MemoryKind
 from engine.memory.waterfall import Windows
@@ -26,6 +32,7 @@ CONFIG_DEFAULTS = {
     "llm.md": LLMConfig(),
     "memory_compaction.md": MemoryCompactionConfig(),
     "ai_defaults.md": AIDefaultsConfig(),
+    "limits.md": LimitsConfig(),
 }
 STATE_KEYS = {"memories", "boundary", "in_flight", "failures", "last_error", "updated"}
 
