@@ -1,8 +1,11 @@
 """A character's notes: ``agents/<Name>/notes/<title>.md``, a small personal wiki.
 
 ``note`` appends an entry (entries are separated by a ``---`` line); ``@overwrite-note``
-replaces the body. Titles become file names through ``safe_name``, so no title can
-name a path outside the notes folder.
+replaces the body. Titles are NFC-normalised and become file names through
+``note_file_stem`` (letters of every script kept; no title can name a path outside the
+notes folder, and two titles never share a file). A note is found by the title in its
+front matter when its file name is not the one its title makes (a vault written before
+this scheme, or a file a person renamed).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 from engine.errors import VaultError
 from engine.memory.record import utc_now
 from engine.vault.files import read_front_matter, write_front_matter
-from engine.vault.paths import safe_name
+from engine.vault.paths import note_file_stem, note_title
 
 ENTRY_SEPARATOR = "\n\n---\n\n"
 
@@ -25,6 +28,8 @@ class Note:
     body: str
     created: str
     updated: str
+    path: Path | None = None
+    """The file it was read from (None for a note not yet written)."""
 
 
 class NoteStore:
@@ -39,11 +44,14 @@ class NoteStore:
         self._cached: tuple[tuple[tuple[str, int, int], ...], list[Note]] | None = None
 
     def path_for(self, title: str) -> Path:
-        return self.folder / f"{safe_name(title, what='note title')}.md"
+        return self.folder / f"{note_file_stem(title)}.md"
 
     def read(self, title: str) -> Note | None:
+        title = note_title(title)
         path = self.path_for(title)
-        return self._read(path) if path.exists() else None
+        if path.exists():
+            return self._read(path)
+        return next((note for note in self.all() if note.title == title), None)
 
     def all(self) -> list[Note]:
         """Every note, most recently updated first."""
@@ -63,11 +71,13 @@ class NoteStore:
         return list(notes)
 
     def append(self, title: str, text: str, *, reason: str | None = None) -> Note:
+        title = note_title(title)
         existing = self.read(title)
         body = f"{existing.body}{ENTRY_SEPARATOR}{text}" if existing and existing.body else text
         return self._write(title, body, existing, reason)
 
     def overwrite(self, title: str, text: str, *, reason: str | None = None) -> Note:
+        title = note_title(title)
         return self._write(title, text, self.read(title), reason)
 
     def _write(self, title: str, body: str, existing: Note | None, reason: str | None) -> Note:
@@ -78,24 +88,39 @@ class NoteStore:
                 f"{self.max_bytes:,} (max_note_bytes in config/limits.md)"
             )
         now = utc_now()
+        path = existing.path if existing is not None and existing.path else self._new_path(title)
         note = Note(
-            title=title, body=body, created=existing.created if existing else now, updated=now
+            title=title,
+            body=body,
+            created=existing.created if existing else now,
+            updated=now,
+            path=path,
         )
         meta: dict[str, str] = {"title": title, "created": note.created, "updated": now}
         if reason:
             meta["reason"] = reason
-        write_front_matter(self.path_for(title), meta, body)
+        write_front_matter(path, meta, body)
         self._cached = None
         return note
+
+    def _new_path(self, title: str) -> Path:
+        """Where a new note goes: its title's file, or the hashed one when another note
+        holds that name but for case (one file on macOS and Windows)."""
+        path = self.path_for(title)
+        taken = {note.path.name.casefold() for note in self.all() if note.path is not None}
+        if path.name.casefold() in taken:
+            path = self.folder / f"{note_file_stem(title, hashed=True)}.md"
+        return path
 
     def _read(self, path: Path) -> Note:
         meta, body = read_front_matter(path)
         try:
             return Note(
-                title=str(meta.get("title") or path.stem),
+                title=note_title(str(meta.get("title") or path.stem)),
                 body=body,
                 created=str(meta.get("created", "")),
                 updated=str(meta.get("updated", "")),
+                path=path,
             )
         except (TypeError, ValueError) as exc:
             raise VaultError(f"{path}: invalid note: {exc}") from exc

@@ -206,7 +206,7 @@ def _no_warning(message: str) -> None:
 
 
 _FOLDER_FILES = re.compile(
-    r"(agent\.md|memories\.jsonl|memory-state\.json|notes/[A-Za-z0-9_-]{1,100}\.md"
+    r"(agent\.md|memories\.jsonl|memory-state\.json|notes/[\w-]{1,200}\.md"
     r"|summaries/[A-Za-z0-9_.-]+\.md)"
 )
 

@@ -27,3 +27,46 @@ def test_the_list_returned_is_the_callers_own(tmp_path: Path) -> None:
     store.append("A", "one")
     store.all().clear()
     assert len(store.all()) == 1
+
+
+# -- titles keep their letters (issue 14, item 13) --------------------------------------
+
+
+def test_titles_in_any_script_are_notes_of_their_own(tmp_path: Path) -> None:
+    from engine.vault.notes import NoteStore
+
+    store = NoteStore(tmp_path / "notes")
+    titles = ["Café", "Cafè", "Caf", "日本", "Привет", "Moss", "moss", "a b", "a_b", "con"]
+    for title in titles:
+        store.append(title, f"about {title}")
+    files = list((tmp_path / "notes").iterdir())
+    assert len(files) == len(titles)
+    assert len({f.name.casefold() for f in files}) == len(titles)  # macOS and Windows too
+    assert {"Café.md", "Cafè.md", "Caf.md", "日本.md", "Привет.md", "Moss.md"} <= {
+        f.name for f in files
+    }
+    for title in titles:
+        note = store.read(title)
+        assert note is not None
+        assert (note.title, note.body) == (title, f"about {title}")
+    decomposed = "Cafe\u0301"  # the same title, typed another way
+    store.append(decomposed, "more")
+    note = store.read("Café")
+    assert note is not None
+    assert note.body == "about Café\n\n---\n\nmore"
+    assert len(list((tmp_path / "notes").iterdir())) == len(titles)
+
+
+def test_a_note_whose_file_name_is_not_its_titles_is_still_found(tmp_path: Path) -> None:
+    """A vault written before titles kept their letters (or a file a person renamed)."""
+    from engine.vault.files import write_front_matter
+    from engine.vault.notes import NoteStore
+
+    folder = tmp_path / "notes"
+    write_front_matter(folder / "Caf.md", {"title": "Café"}, "old entry")
+    store = NoteStore(folder)
+    store.append("Café", "new entry")
+    assert [f.name for f in folder.iterdir()] == ["Caf.md"]
+    note = store.read("Café")
+    assert note is not None
+    assert note.body == "old entry\n\n---\n\nnew entry"

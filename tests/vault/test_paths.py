@@ -113,3 +113,22 @@ def test_hostile_note_titles_are_written_inside_the_notes_folder(
     assert written[0].parent == folder
     assert store.read(title) is not None
     assert store.read(title).body == "some text"  # type: ignore[union-attr]
+
+
+@given(st.text(min_size=1, max_size=60), st.text(min_size=1, max_size=60))
+def test_two_different_titles_never_share_a_note_file(first: str, second: str) -> None:
+    from engine.errors import UnsafeNameError
+    from engine.vault.paths import note_file_stem, note_title
+
+    try:
+        stems = note_file_stem(first), note_file_stem(second)
+    except UnsafeNameError:
+        return
+    assert (stems[0] == stems[1]) == (note_title(first) == note_title(second))
+    for stem in stems:
+        assert "/" not in stem
+        assert "\\" not in stem
+        assert "\x00" not in stem
+        assert stem not in (".", "..")
+        assert not stem.startswith(".")
+        assert len(stem.encode("utf-8")) <= 200
