@@ -85,8 +85,8 @@ class CompactionTally:
 class _Step:
     """Rejections so far for one step of one character's next compaction."""
 
-    key: tuple[str, int]
-    """("chunk", its start) or ("merge", S's end)."""
+    at: int
+    """Where the step is: a chunk's start, or the end of the S a merge folds in."""
     rejections: int = 0
 
 
@@ -216,7 +216,6 @@ class Compactor:
                     announced = True
                 await self._compact(worker, chunk)
             except Exception as exc:  # every failure counts; a cancellation is no failure
-                worker.calling = False
                 self._failed(mind, chunk, exc)
                 if not self.retry:
                     break
@@ -224,8 +223,6 @@ class Compactor:
                 failures_in_a_row += 1
             else:
                 failures_in_a_row = 0
-            finally:
-                worker.calling = False
 
     def backoff(self, failures_in_a_row: int) -> float:
         """Seconds to wait after the (n+1)-th failure in a row: ``first_delay`` * 2**n,
@@ -339,9 +336,7 @@ class Compactor:
     # -- settling and stopping ------------------------------------------------------------
     async def settle(self, within: float = 30.0) -> None:
         """Let the workers finish what is due (at most ``within`` s), then stop them."""
-        tasks = [worker.task for worker in self.workers.values() if worker.task is not None]
-        if tasks:
-            await asyncio.wait(tasks, timeout=within)
+        await self.supervisor.wait(within)
         await self.drain(0)
         self.stopping = False  # what is due from now on may start again
 
@@ -372,6 +367,6 @@ class Compactor:
 def _step(pending: _Pending, kind: str, at: int) -> _Step:
     """The rejections of this step so far (a new count when the step moved on)."""
     step = pending.steps.get(kind)
-    if step is None or step.key != (kind, at):
-        step = pending.steps[kind] = _Step((kind, at))
+    if step is None or step.at != at:
+        step = pending.steps[kind] = _Step(at)
     return step

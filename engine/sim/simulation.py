@@ -9,7 +9,6 @@ per command. ``Simulation`` implements the commands' context protocol.
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from engine.vault.lock import VaultLock
 from engine.vault.notes import NoteStore
 from engine.vault.run_log import attach_run_log, detach_run_log
 from engine.vault.vault import Vault
+from engine.vault.world_store import warn_on_stderr
 from engine.world.events import Event, EventKind
 from engine.world.loader import load_world_file
 from engine.world.model import ABBREVIATIONS, COMPASS, Character
@@ -40,11 +40,12 @@ from engine.world.world import World
 
 Listener = Callable[[Event], None]
 
-SAVED_AT_ONCE = frozenset({"building", "self"})
-"""Categories of commands that change what the vault's world files hold (rooms, exits,
-where a builder teleported, a profile): a success saves the world before anyone
-remembers it, so a kill later in the run cannot lose it. Other changes (walking) are
-saved by the next save (``@save``, the end of a run or of ``do``)."""
+SAVED_AT_ONCE = frozenset({"@dig", "@exit", "@teleport", "@set-profile", "@set-description"})
+"""The commands that change what the vault's world files hold (rooms, exits, where a
+builder teleported, a profile): a success saves the world before anyone remembers it,
+so a kill later in the run cannot lose it. Other changes (walking) are saved by the
+next save (``@save``, the end of a run or of ``do``); reads (``@my-profile``) save
+nothing."""
 
 
 @dataclass
@@ -56,10 +57,6 @@ class LLMLink:
     """Agent id -> its thinker (turns taken and skipped, for ``@llm-status``)."""
 
 
-def _warn(message: str) -> None:
-    print(f"mudsim: warning: {message}", file=sys.stderr)
-
-
 class Simulation:
     def __init__(
         self,
@@ -68,7 +65,7 @@ class Simulation:
         settings: Settings,
         lock: VaultLock | None = None,
         *,
-        warn: Callable[[str], None] = _warn,
+        warn: Callable[[str], None] = warn_on_stderr,
     ) -> None:
         self.vault, self.world, self.settings, self.lock = vault, world, settings, lock
         vault.max_note_bytes = settings.limits.max_note_bytes
@@ -97,7 +94,7 @@ class Simulation:
 
     @classmethod
     def open(
-        cls, vault_dir: Path, world_file: Path, *, warn: Callable[[str], None] = _warn
+        cls, vault_dir: Path, world_file: Path, *, warn: Callable[[str], None] = warn_on_stderr
     ) -> Simulation:
         """Own the vault, then load its world, or seed it from ``world_file`` the first time."""
         vault = Vault(vault_dir)
@@ -166,13 +163,11 @@ class Simulation:
             and self._is_exit(character, parsed.verb)
         ):
             parsed = ParsedLine("go", parsed.verb, parsed.reason, parsed.text)
-        found = self.registry.resolve(parsed.verb, character.role)
         direction = self._direction(parsed)
+        found = self.registry.resolve(parsed.verb, character.role)
         if direction is not None:  # `n` where there is no north: never autocorrected
-            result = failed(
-                f"There is no exit {direction} here.",
-                f"Exits here: {join_names(sorted(self.world.rooms[character.location].exits), empty='none')}.",
-            )
+            exits = join_names(sorted(self.world.rooms[character.location].exits), empty="none")
+            result = failed(f"There is no exit {direction} here.", f"Exits here: {exits}.")
         elif found.command is None:
             result = _unresolved(parsed.verb, found.how, found.candidates)
         elif found.how == "forbidden":
@@ -188,7 +183,7 @@ class Simulation:
                 result = found.command.handler(context, call)
             except MudsimError as exc:
                 result = failed(f"That went wrong: {exc}")
-            if result.ok and found.command.category in SAVED_AT_ONCE:
+            if result.ok and found.command.key in SAVED_AT_ONCE:
                 self._save_world_now()
             for event in context.events:  # held back until the world was saved
                 self.deliver(event)

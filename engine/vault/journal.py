@@ -240,7 +240,7 @@ class Journal:
         flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0)
         try:
             try:
-                fd = os.open(self.path, flags | os.O_CREAT | os.O_EXCL, 0o644)
+                fd = os.open(self.path, flags | os.O_CREAT | os.O_EXCL, 0o666)  # less the umask
                 created = True
             except FileExistsError:
                 fd = os.open(self.path, flags)

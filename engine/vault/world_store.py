@@ -124,11 +124,12 @@ def start_room(world: World) -> Room:
     return next(iter(world.rooms.values()))
 
 
-def _warn_on_stderr(message: str) -> None:
+def warn_on_stderr(message: str) -> None:
+    """The default warning: one line on stderr."""
     print(f"mudsim: warning: {message}", file=sys.stderr)
 
 
-def load_world(root: Path, *, warn: Callable[[str], None] = _warn_on_stderr) -> World:
+def load_world(root: Path, *, warn: Callable[[str], None] = warn_on_stderr) -> World:
     """The saved world; a character whose room it lacks goes to ``start_room`` (``warn``)."""
     path = root / "world" / "world.yaml"
     try:

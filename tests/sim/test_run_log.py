@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,14 @@ def test_a_timeout_that_is_not_a_positive_number_is_refused(
     with pytest.raises(VaultError, match=r"llm\.md"):
         Simulation.open(vault_dir, world_file)
     assert llm_md.read_text(encoding="utf-8") == text
+
+
+def test_a_run_log_that_cannot_be_opened_is_one_error_and_lets_the_vault_go(
+    vault_dir: Path, world_file: Path
+) -> None:
+    Simulation.open(vault_dir, world_file).close()
+    shutil.rmtree(vault_dir / "logs", ignore_errors=True)
+    (vault_dir / "logs").write_text("not a folder", encoding="utf-8")
+    with pytest.raises(VaultError, match=r"cannot open the run log .*mudsim\.log"):
+        Simulation.open(vault_dir, world_file)
+    Vault(vault_dir).lock().release()  # the lock was given back

@@ -209,3 +209,51 @@ def test_a_name_with_a_line_break_cannot_break_the_who_is_where_comment(
         sim.close()
     again = world_store.load_world(vault_dir)
     assert again.rooms[room.id].name == f"The Yard{brk}rooms: []"
+
+
+def test_a_world_save_that_fails_warns_and_the_next_save_writes_it(
+    vault_dir: Path, world_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk at a building command's save: the command still happens, the user is
+    told in one line, and the next save (the disk has room again) writes the room."""
+    import errno
+
+    warnings: list[str] = []
+    sim = open_sim(vault_dir, world_file, warnings)
+    try:
+        real_write = world_store.atomic_write_text
+
+        def full_disk(path: Path, text: str) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(world_store, "atomic_write_text", full_disk)
+        assert run(sim, "Bea", "@dig The Shed").ok
+        assert len(warnings) == 1
+        assert "the world could not be saved now" in warnings[0]
+        assert "No space left on device" in warnings[0]
+        assert "room-1" not in world_store.load_world(vault_dir, warn=pytest.fail).rooms
+
+        monkeypatch.setattr(world_store, "atomic_write_text", real_write)
+        sim.save()
+    finally:
+        sim.close()
+    assert world_store.load_world(vault_dir, warn=pytest.fail).rooms["room-1"].name == "The Shed"
+
+
+def test_reading_a_profile_saves_nothing(
+    vault_dir: Path, world_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the commands that change the saved world save it: a read writes no file."""
+    sim = open_sim(vault_dir, world_file)
+    try:
+
+        def no_writes(path: Path, text: str) -> None:
+            raise AssertionError(f"a read wrote {path}")
+
+        monkeypatch.setattr(world_store, "atomic_write_text", no_writes)
+        monkeypatch.setattr(world_store, "_write_if_changed", no_writes)
+        assert run(sim, "Bea", "@my-profile").ok
+        assert run(sim, "Bea", "@my-description").ok
+    finally:
+        monkeypatch.undo()
+        sim.close()
