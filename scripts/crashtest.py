@@ -25,13 +25,10 @@ advanced, or every agent within M - b <= I + R), ``memory-state.json`` must agre
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -49,6 +46,7 @@ from harness_common import (
     child_env,
     durability_contract,
     fsync_round_ms,
+    in_workdir,
     last_line,
     lost_records,
     mudsim,
@@ -58,6 +56,7 @@ from harness_common import (
     stale_temp_files,
     stop_process,
     world_yaml,
+    write_report,
 )
 
 from engine.llm.stub_server import StubOllama
@@ -350,17 +349,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="write the report as JSON here")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     args = parser.parse_args(argv)
-    workdir = args.keep or Path(tempfile.mkdtemp(prefix="mudsim-crashtest-"))
-    if args.keep:
-        shutil.rmtree(workdir, ignore_errors=True)
-        workdir.mkdir(parents=True)
-    try:
-        report = crashtest(args.kills, args.seed, args.backend, workdir)
-    finally:
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
-    if args.report:
-        args.report.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    report = in_workdir(
+        args.keep,
+        "mudsim-crashtest-",
+        lambda workdir: crashtest(args.kills, args.seed, args.backend, workdir),
+    )
+    write_report(args.report, report)
     lines = [
         f"kills: {report['kills_done']} of {report['planned_kills']} ({report['kills_by_point']}), "
         f"not reached: {len(report['not_reached'])}, in {report['seconds']} s",

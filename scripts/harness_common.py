@@ -9,10 +9,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +66,28 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def mudsim(*args: str) -> list[str]:
     return [sys.executable, "-m", "engine.cli", *args]
+
+
+def in_workdir(
+    keep: Path | None, prefix: str, work: Callable[[Path], dict[str, Any]]
+) -> dict[str, Any]:
+    """``work(folder)`` in a fresh folder: ``keep`` (emptied first, kept after) or a
+    temporary one (removed after, whatever happens)."""
+    workdir = keep or Path(tempfile.mkdtemp(prefix=prefix))
+    if keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+        workdir.mkdir(parents=True)
+    try:
+        return work(workdir)
+    finally:
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def write_report(path: Path | None, report: dict[str, Any]) -> None:
+    """The full report as JSON, when ``--report FILE`` asked for it."""
+    if path is not None:
+        path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
 
 def stop_process(process: subprocess.Popen[Any], sig: int = signal.SIGKILL) -> None:

@@ -29,12 +29,10 @@ import argparse
 import itertools
 import json
 import re
-import shutil
 import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -50,6 +48,7 @@ from harness_common import (
     check_journal,
     check_summaries,
     child_env,
+    in_workdir,
     last_line,
     mudsim,
     print_verdict,
@@ -57,6 +56,7 @@ from harness_common import (
     rss_kib,
     stop_process,
     world_yaml,
+    write_report,
 )
 
 from engine.llm.dispatcher import RetryPolicy
@@ -312,17 +312,12 @@ def main(argv: list[str] | None = None) -> int:
         args.garbage_every,
         hang_seconds=max(10.0, 5 * args.deadline),
     )
-    workdir = args.keep or Path(tempfile.mkdtemp(prefix="mudsim-soak-"))
-    if args.keep:
-        shutil.rmtree(workdir, ignore_errors=True)
-        workdir.mkdir(parents=True)
-    try:
-        report = soak(args.minutes, args.think, args.deadline, faults, workdir)
-    finally:
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
-    if args.report:
-        args.report.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    report = in_workdir(
+        args.keep,
+        "mudsim-soak-",
+        lambda workdir: soak(args.minutes, args.think, args.deadline, faults, workdir),
+    )
+    write_report(args.report, report)
     lines = [
         f"{report['seconds']} s, {report['stub_calls']} LLM calls, injected {report['injected']}",
         report["run_summary"],

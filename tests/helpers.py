@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import engine
 from engine.commands import Result
+from engine.faults import ENV as CRASH_AT
 from engine.sim.simulation import Simulation
 
 FIXTURE_WORLD = """\
@@ -63,3 +70,19 @@ def run(sim: Simulation, who: str, line: str) -> Result:
 def memories(sim: Simulation, who: str) -> list[str]:
     """The texts of everything ``who`` remembers, oldest first."""
     return [m.text for m in sim.minds[sim.character(who).id].tail]
+
+
+REPO = Path(engine.__file__).resolve().parent.parent
+
+
+def mudsim(*argv: object, crash_at: str | None = None) -> subprocess.CompletedProcess[str]:
+    """A real ``mudsim`` process (this checkout's), its output captured; ``crash_at``
+    names a crash point (``engine.faults``) where it SIGKILLs itself."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MUDSIM_DEBUG", CRASH_AT)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    if crash_at is not None:
+        env[CRASH_AT] = crash_at
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", *(str(arg) for arg in argv)],
+        capture_output=True, text=True, timeout=60, cwd=REPO, env=env, check=False,
+    )  # fmt: skip

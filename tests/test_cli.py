@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import mudsim
 
 import engine
 from engine.cli import main
@@ -404,19 +405,6 @@ def test_status_on_an_unseeded_vault_says_how_to_seed_it(
 
 
 # -- the real entry point -----------------------------------------------------------
-
-
-def mudsim(*argv: object) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "MUDSIM_DEBUG"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-m", "engine.cli", *(str(arg) for arg in argv)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=REPO,
-        env=env,
-    )
 
 
 def test_the_real_entry_point_end_to_end(world_file: Path, vault_dir: Path) -> None:

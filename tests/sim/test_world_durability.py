@@ -5,33 +5,11 @@ there."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-import engine
-from engine.faults import ENV
-
-REPO = Path(engine.__file__).resolve().parent.parent
-
-
-def mudsim(*argv: object, crash_at: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("MUDSIM_DEBUG", ENV)}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    if crash_at is not None:
-        env[ENV] = crash_at
-    return subprocess.run(
-        [sys.executable, "-m", "engine.cli", *(str(arg) for arg in argv)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=REPO,
-        env=env,
-    )
+from helpers import mudsim
 
 
 @pytest.mark.parametrize(

@@ -5,17 +5,14 @@ next load, importing no file twice and losing none; once done the folder is rena
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import mudsim
 
 import engine
 from engine.errors import VaultError
-from engine.faults import ENV
 from engine.memory.record import MemoryRecord
 from engine.sim.simulation import Simulation
 from engine.vault.journal import Journal, read_records
@@ -85,16 +82,6 @@ def test_an_import_cut_off_by_a_failing_append_resumes_without_doubles(
 def test_a_kill_half_way_through_an_import_resumes_on_the_next_run(
     vault_dir: Path, world_file: Path
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("MUDSIM_DEBUG", ENV)}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-
-    def mudsim(*argv: object, crash_at: str | None = None) -> subprocess.CompletedProcess[str]:
-        extra = {ENV: crash_at} if crash_at else {}
-        return subprocess.run(
-            [sys.executable, "-m", "engine.cli", *(str(a) for a in argv)],
-            capture_output=True, text=True, timeout=60, cwd=REPO, env={**env, **extra},
-        )  # fmt: skip
-
     assert mudsim("do", world_file, "--vault", vault_dir, "look").returncode == 0
     write_memories(vault_dir)
     killed = mudsim("do", world_file, "--vault", vault_dir, "look",
