@@ -504,6 +504,34 @@ def test_a_journal_shorter_than_its_summaries_exits_2_then_repair_fixes_it(
     assert out.count("nothing to repair") == len(EVERYONE)
 
 
+def test_a_repair_that_cannot_move_a_file_aside_is_one_line_and_exit_2(
+    world_file: Path,
+    vault_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import errno
+
+    _summarized_then_cut(vault_dir, world_file, 20)
+    recent = vault_dir / "agents" / "Ada" / "summaries" / "recent.md"
+    kept = recent.read_bytes()
+
+    def denied(source: object, target: object) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", denied)
+    code, out, err = cli(capsys, "repair", "--vault", vault_dir, "--agent", "Ada")
+    monkeypatch.undo()
+    assert code == 2
+    assert_one_line_error(err)
+    assert "cannot move" in err
+    assert "Permission denied" in err
+    assert recent.read_bytes() == kept  # nothing half-done to the commit point
+    code, out, err = cli(capsys, "repair", "--vault", vault_dir, "--agent", "Ada")
+    assert code == 0, err  # a later repair finishes the job
+    assert "boundary 16" in out
+
+
 def test_a_refused_journal_keeps_even_its_torn_last_line(
     world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from engine.errors import VaultError
-from engine.vault.files import atomic_write_text, fsync_folder, make_folder
+from engine.vault.files import atomic_write_text, fsync_folder, make_folder, os_reason
 from engine.vault.journal import read_tail
 from engine.vault.summaries import Summaries, Summary, SummaryStore
 from engine.vault.vault import MemoryState, Vault
@@ -218,13 +218,19 @@ class _Aside:
 
     def move(self, path: Path) -> None:
         target = self._target(path)
-        os.replace(path, target)
+        try:
+            os.replace(path, target)
+        except OSError as exc:
+            raise VaultError(f"cannot move {path} aside to {target}: {os_reason(exc)}") from exc
         fsync_folder(target.parent)
         fsync_folder(path.parent)
 
     def copy(self, path: Path) -> None:
         target = self._target(path)
-        shutil.copy2(path, target)
-        with open(target, "rb") as handle:
-            os.fsync(handle.fileno())
+        try:
+            shutil.copy2(path, target)
+            with open(target, "rb") as handle:
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            raise VaultError(f"cannot copy {path} aside to {target}: {os_reason(exc)}") from exc
         fsync_folder(target.parent)
