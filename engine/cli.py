@@ -17,10 +17,13 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from engine.errors import MudsimError, UsageError
 from engine.sim.status import read_status
+
+if TYPE_CHECKING:
+    from engine.sim.run import RunOptions
 
 SERVE_PORT = 11435
 
@@ -38,14 +41,20 @@ def do(args: argparse.Namespace) -> None:
     asyncio.run(do_commands(args.world, args.vault, args.as_name, args.commands, os.environ))
 
 
+def _run_options(args: argparse.Namespace) -> RunOptions:
+    from engine.sim.run import RunOptions
+
+    return RunOptions(
+        args.world, args.vault, args.llm, args.model, args.turns, args.seed, args.as_name
+    )
+
+
 def run(args: argparse.Namespace) -> None:
     import asyncio
 
-    from engine.sim.run import RunOptions, run_headless
+    from engine.sim.run import run_headless
 
-    options = RunOptions(
-        args.world, args.vault, args.llm, args.model, args.turns, args.seed, args.as_name
-    )
+    options = _run_options(args)
     if args.headless:
         asyncio.run(run_headless(options, os.environ))
     else:
@@ -55,9 +64,24 @@ def run(args: argparse.Namespace) -> None:
 
 
 def play(args: argparse.Namespace) -> None:
-    from engine.sim.repl import run_repl
+    import asyncio
 
-    run_repl(args.world, args.vault, args.as_name)
+    from engine.sim.repl import play as play_world
+
+    if args.frozen:
+        given = [f"--{name}" for name in AGENT_OPTIONS if getattr(args, name) is not None]
+        if given:
+            raise UsageError(
+                f"play --frozen runs no agents, so {' and '.join(given)} would do nothing; "
+                "leave out --frozen to play with thinking agents"
+            )
+    asyncio.run(play_world(_run_options(args), os.environ, frozen=args.frozen))
+
+
+def world_apply(args: argparse.Namespace) -> None:
+    from engine.sim.world_apply import apply_world
+
+    print("\n".join(apply_world(args.world, args.vault, dry_run=args.dry_run)))
 
 
 def status(args: argparse.Namespace) -> None:
@@ -103,6 +127,35 @@ def _version() -> str:
         return "(not installed)"
 
 
+AGENT_OPTIONS = ("llm", "model", "turns", "seed")
+"""The options that say how agents think (``run`` and ``play``)."""
+
+
+def _agent_arguments(sub: argparse.ArgumentParser, *, turns: str) -> None:
+    """``run``'s and ``play``'s options for the agents' LLM (``AGENT_OPTIONS``)."""
+    sub.add_argument(
+        "--llm",
+        metavar="URL",
+        help="LLM server URL (a /v1 URL: OpenAI-compatible), local for the embedded "
+        "model, or fake: for a scripted demo",
+    )
+    sub.add_argument("--model", metavar="NAME", help="model for every agent (default: gemma3:4b)")
+    sub.add_argument("--turns", type=_positive, metavar="N", help=turns)
+    sub.add_argument(
+        "--seed", type=int, metavar="S", help="fix the agents' order and sampling seeds"
+    )
+
+
+def _vault_argument(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--vault",
+        type=Path,
+        default=Path("vault"),
+        metavar="DIR",
+        help="vault folder (default: ./vault)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mudsim",
@@ -113,20 +166,24 @@ def build_parser() -> argparse.ArgumentParser:
     verbs.required = True
 
     def verb(
-        name: str, summary: str, *, world: bool = True, character: bool = True
+        name: str,
+        summary: str,
+        *,
+        world: bool = True,
+        character: bool = True,
+        description: str | None = None,
     ) -> argparse.ArgumentParser:
-        sub = verbs.add_parser(name, help=summary, description=summary)
+        sub = verbs.add_parser(name, help=summary, description=description or summary)
         if world:
             sub.add_argument(
-                "world", type=Path, metavar="WORLD", help="world file (YAML); seeds a new vault"
+                "world",
+                type=Path,
+                metavar="WORLD",
+                help="world file (YAML): seeds a new vault; a seeded vault keeps its own "
+                "world, but the file is still checked, and what it adds is named "
+                "(see: mudsim world apply --help)",
             )
-        sub.add_argument(
-            "--vault",
-            type=Path,
-            default=Path("vault"),
-            metavar="DIR",
-            help="vault folder (default: ./vault)",
-        )
+        _vault_argument(sub)
         if character:
             sub.add_argument(
                 "--as",
@@ -139,20 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = verb(
         "run", "Run the world with thinking agents in a terminal UI (--headless: to stdout)."
     )
-    sub.add_argument(
-        "--llm",
-        metavar="URL",
-        help="LLM server URL (a /v1 URL: OpenAI-compatible), local for the embedded "
-        "model, or fake: for a scripted demo",
-    )
-    sub.add_argument("--model", metavar="NAME", help="model for every agent (default: gemma3:4b)")
+    _agent_arguments(sub, turns="stop once every agent took N turns")
     sub.add_argument("--headless", action="store_true", help="print the narrative, no TUI")
-    sub.add_argument(
-        "--turns", type=_positive, metavar="N", help="stop once every agent took N turns"
-    )
-    sub.add_argument(
-        "--seed", type=int, metavar="S", help="fix the agents' order and sampling seeds"
-    )
     sub.set_defaults(run=run)
     sub = verb(
         "do", "Run commands as a character against the saved world, print each result, save."
@@ -164,7 +209,40 @@ def build_parser() -> argparse.ArgumentParser:
         help='commands to run in order, e.g. look "go north"',
     )
     sub.set_defaults(run=do)
-    verb("play", "Play the world as a character at an interactive prompt.").set_defaults(run=play)
+    sub = verb(
+        "play",
+        "Play the world as a character at a prompt while the agents keep thinking "
+        "(--frozen: only you act).",
+        description="Play the world as a character at an interactive prompt. The agents "
+        "keep thinking while you play, the LLM chosen as for run (if none answers and "
+        "--llm names none, only you act, said in one line); what happens in your room is "
+        "printed as it happens. --frozen: a world where only you act and no LLM is asked. "
+        "End with quit, Ctrl-D (the end of input) or Ctrl-C: turns in progress finish, "
+        "the vault is saved.",
+    )
+    _agent_arguments(sub, turns="each agent takes N turns, then stands still (you play on)")
+    sub.add_argument(
+        "--frozen", action="store_true", help="no agent thinks and no LLM is asked: only you act"
+    )
+    sub.set_defaults(run=play)
+    world = verbs.add_parser(
+        "world", help="Change a seeded vault's world from a world file.",
+        description="Change a seeded vault's world from a world file.",
+    )  # fmt: skip
+    world_verbs = world.add_subparsers(dest="world_verb", metavar="VERB", parser_class=_Parser)
+    world_verbs.required = True
+    summary = (
+        "Add to the vault what WORLD declares and the vault lacks (rooms, exits, objects, "
+        "characters); nothing the vault has is changed or removed (what agents built, "
+        "moved or remember stays)."
+    )
+    sub = world_verbs.add_parser("apply", help=summary, description=summary)
+    sub.add_argument("world", type=Path, metavar="WORLD", help="world file (YAML)")
+    _vault_argument(sub)
+    sub.add_argument(
+        "--dry-run", action="store_true", help="list what would be added; write nothing"
+    )
+    sub.set_defaults(run=world_apply)
     sub = verb(
         "status",
         "Show every character's memory status (reads the vault without taking it).",

@@ -47,7 +47,14 @@ class RoleProfile(_Settings):
     options: dict[str, Any] = {}
     constrain: bool | None = None
     """Actor only: decode only valid commands (a grammar for the embedded model, Ollama's
-    ``format`` with a JSON schema). Unset: on for the embedded model, off over HTTP."""
+    ``format`` with a JSON schema). Unset: on for the embedded model and for a model an
+    Ollama server reports as under a billion parameters, off otherwise."""
+    notes_tokens: int = Field(default=150, ge=0)
+    """Actor only: the most tokens the prompt's notes section may take (0: no limit
+    but the context)."""
+    summary_tokens: int = Field(default=300, ge=0)
+    """Actor only: the most tokens each of the two summaries may take in the prompt
+    (the newest part is kept; 0: no limit but the context)."""
 
     @field_validator("options")
     @classmethod

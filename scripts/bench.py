@@ -2,8 +2,10 @@
 
     python scripts/bench.py            # every benchmark
     python scripts/bench.py engine     # one or more of: engine, dispatch, pool, fairness, memory, tui, commands, journal, local
+    python scripts/bench.py play [--llm URL|local|local:NAME] [--model M] [--turns N] [--seed S] [--log FILE]
 
-``local`` needs the embedded model (the ``local`` extra) and is left out of a plain run.
+``local`` needs the embedded model (the ``local`` extra) and is left out of a plain run;
+so is ``play``, the play-quality bench (``bench_play.py``), which takes its own options.
 
 Prints a table and, last, one JSON object with every figure. Each figure is the median
 of several repeats; the spread (min-max) is printed next to it.
@@ -26,6 +28,7 @@ from bench_fairness import bench_fairness
 from bench_llm import bench_dispatch, bench_engine, bench_pool
 from bench_local import bench_local
 from bench_memory import bench_memory
+from bench_play import SEED, TURNS, bench_play
 from bench_tui import bench_tui
 
 from engine.memory.record import MemoryKind, MemoryRecord, utc_now
@@ -105,7 +108,26 @@ BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {
 OPT_IN = {"local"}
 
 
+def play_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bench.py play", description=bench_play.__doc__)
+    parser.add_argument("--llm", default="local", help="as `mudsim run --llm` (default: local)")
+    parser.add_argument("--model", default=None, help="the model, for an HTTP server")
+    parser.add_argument("--turns", type=int, default=TURNS, help=f"turns in all (default {TURNS})")
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--log", type=Path, default=None, help="write every turn as JSON lines")
+    args = parser.parse_args(argv)
+    print(f"mudsim play bench: {args.llm}, {args.turns} turns, seed {args.seed}, "
+          f"python {sys.version.split()[0]}, {os.cpu_count()} cores", flush=True)  # fmt: skip
+    result = bench_play(args.llm, args.model, args.turns, args.seed, args.log)
+    for key, value in result.items():
+        print(f"  play       {key:32} {value:>12,.2f}")
+    print(json.dumps({"play": result}))
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["play"]:
+        return play_main(sys.argv[2:])
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

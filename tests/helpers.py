@@ -75,14 +75,27 @@ def memories(sim: Simulation, who: str) -> list[str]:
 REPO = Path(engine.__file__).resolve().parent.parent
 
 
-def mudsim(*argv: object, crash_at: str | None = None) -> subprocess.CompletedProcess[str]:
-    """A real ``mudsim`` process (this checkout's), its output captured; ``crash_at``
-    names a crash point (``engine.faults``) where it SIGKILLs itself."""
+def mudsim_env(crash_at: str | None = None) -> dict[str, str]:
+    """The environment a real ``mudsim`` process runs in: this checkout's engine, no
+    debug tracebacks; ``crash_at`` names a crash point (``engine.faults``)."""
     env = {k: v for k, v in os.environ.items() if k not in ("MUDSIM_DEBUG", CRASH_AT)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     if crash_at is not None:
         env[CRASH_AT] = crash_at
+    return env
+
+
+def mudsim_command(*argv: object) -> list[str]:
+    return [sys.executable, "-m", "engine.cli", *(str(arg) for arg in argv)]
+
+
+def mudsim(
+    *argv: object, crash_at: str | None = None, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """A real ``mudsim`` process (this checkout's), ``stdin`` its input, its output
+    captured; ``crash_at`` names a crash point (``engine.faults``) where it SIGKILLs
+    itself."""
     return subprocess.run(
-        [sys.executable, "-m", "engine.cli", *(str(arg) for arg in argv)],
-        capture_output=True, text=True, timeout=60, cwd=REPO, env=env, check=False,
+        mudsim_command(*argv), input=stdin, capture_output=True, text=True, timeout=60,
+        cwd=REPO, env=mudsim_env(crash_at), check=False,
     )  # fmt: skip

@@ -11,7 +11,15 @@ out-of-character ``@`` commands. One shape, three forms:
 - ``regex``: the same language for Python, to check a line (and to count how often an
   unconstrained model writes something that is not a command).
 
-A line may end in ``" | reason"``, the private reason the command parser splits off.
+A line may end in ``" | reason"``, the private reason the command parser splits off
+(``CommandGrammar(reason=False)`` leaves it out: a weak model fills it with junk).
+
+Free text is words of letters (Latin, Greek, Cyrillic, CJK, kana, Hangul) with a
+trailing mark at most: no digits, no quotes, no ``~`` or ``>``, so a small model can
+neither write digit strings nor copy the transcript's markup (``~Ash>``). A room view
+can also hold what this agent should not do now (``avoid``: its recent commands, which
+leave the grammar when they are names to choose, ``rest``: verbs on a cool-down) and
+``title_words``: the words a note title is made of (the situation's own words).
 """
 
 from __future__ import annotations
@@ -24,17 +32,19 @@ from typing import Any, Literal
 
 from engine.commands.registry import ArgKind, Command
 
-WORDS_MAX = 12
+WORDS_MAX = 10
 """Words of free text a command may carry, single-spaced; a reason carries half as many.
 The language is finite, so a constrained model always finishes its line."""
-WORD_MAX = 16
+WORD_MAX = 15
+TITLE_WORDS_MAX = 2
 _UNSAYABLE = frozenset("\n|")
 """A name holding these cannot be written on one command line."""
 
 Free = Literal["text", "title"]
 
-_WORD = f"[^\\n| ]{{1,{WORD_MAX}}}"
-_TITLE_WORD = "[A-Za-z0-9']{1,16}"
+_LETTERS = "A-Za-zÀ-ÖØ-öø-ɏͰ-ϿЀ-ӿ぀-ヿ一-鿿가-힯"
+_WORD = f"[{_LETTERS}][{_LETTERS}'’]{{0,{WORD_MAX - 2}}}[.,!?]?"
+_TITLE_WORD = f"[{_LETTERS}][{_LETTERS}'’]{{0,{WORD_MAX - 1}}}"
 
 
 def _gbnf_words(word: str, most: int) -> str:
@@ -48,12 +58,12 @@ def _regex_words(word: str, most: int) -> str:
 # Free-text classes, written once for GBNF and once for regular expressions.
 _GBNF_RULES = {
     "text": _gbnf_words(_WORD, WORDS_MAX),
-    "title": _gbnf_words(_TITLE_WORD, 4),
+    "title": _gbnf_words(_TITLE_WORD, TITLE_WORDS_MAX),
     "reason": _gbnf_words(_WORD, WORDS_MAX // 2),
 }
 _REGEX_RULES = {
     "text": _regex_words(_WORD, WORDS_MAX),
-    "title": _regex_words(_TITLE_WORD, 4),
+    "title": _regex_words(_TITLE_WORD, TITLE_WORDS_MAX),
     "reason": _regex_words(_WORD, WORDS_MAX // 2),
 }
 
@@ -68,6 +78,13 @@ class RoomView:
     rooms: Sequence[str] = ()
     topics: Sequence[str] = ()
     """Command and category names (for ``help``)."""
+    avoid: frozenset[str] = frozenset()
+    """Repeat keys (``engine.agents.reply.repeat_key``) of commands not to offer again:
+    a choice that would repeat one is left out, and so is a bare verb."""
+    rest: frozenset[str] = frozenset()
+    """Verbs left out this time (a cool-down)."""
+    title_words: Sequence[str] = ()
+    """When given, a note title is one or two of these words, not any words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +95,8 @@ class Slot:
     free: Free = "text"
     optional: bool = False
     lead: str = " "
+    words: tuple[str, ...] | None = None
+    """For a title: the words it may be made of (None: any words)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +109,7 @@ def command_shapes(commands: Iterable[Command], view: RoomView) -> tuple[Shape, 
     """The shape of each command an agent can use here, in registry order."""
     shapes = []
     for command in commands:
-        if command.key.startswith("@"):
+        if command.key.startswith("@") or command.key in view.rest:
             continue
         slots = []
         for index, arg in enumerate(command.args):
@@ -101,8 +120,33 @@ def command_shapes(commands: Iterable[Command], view: RoomView) -> tuple[Shape, 
             if slot is not None:
                 slots.append(slot)
         else:
-            shapes.append(Shape(command.key, tuple(slots)))
+            shape = _avoiding(Shape(command.key, tuple(slots)), view.avoid)
+            if shape is not None:
+                shapes.append(shape)
     return tuple(shapes)
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _avoiding(shape: Shape, avoid: frozenset[str]) -> Shape | None:
+    """``shape`` without the lines in ``avoid`` that it spells out as names to choose
+    (a bare verb, or a verb and one choice); None when nothing is left."""
+    if not avoid:
+        return shape
+    bare = all(slot.optional for slot in shape.slots)
+    if len(shape.slots) > 1 or (shape.slots and shape.slots[0].choices is None):
+        return shape if not bare or _key(shape.verb) not in avoid else None
+    if not shape.slots:
+        return None if _key(shape.verb) in avoid else shape
+    slot = shape.slots[0]
+    assert slot.choices is not None
+    kept = tuple(c for c in slot.choices if _key(f"{shape.verb} {c}") not in avoid)
+    keep_bare = slot.optional and _key(shape.verb) not in avoid
+    if not kept:
+        return Shape(shape.verb) if keep_bare else None
+    return Shape(shape.verb, (Slot(kept, slot.free, keep_bare, slot.lead),))
 
 
 def _slot(kind: ArgKind, view: RoomView, optional: bool, lead: str) -> Slot | None:
@@ -110,7 +154,8 @@ def _slot(kind: ArgKind, view: RoomView, optional: bool, lead: str) -> Slot | No
     if kind is ArgKind.TEXT:
         return Slot(None, "text", optional, lead)
     if kind is ArgKind.TITLE:
-        return Slot(None, "title", optional, lead)
+        words = tuple(dict.fromkeys(w for w in view.title_words if w and " " not in w))
+        return Slot(None, "title", optional, lead, words or None)
     names = {
         ArgKind.EXIT: view.exits,
         ArgKind.THING: view.things,
@@ -131,6 +176,8 @@ def help_topics(commands: Iterable[Command]) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class CommandGrammar:
     shapes: tuple[Shape, ...]
+    reason: bool = True
+    """Whether a line may end in ``" | reason"``."""
 
     @property
     def verbs(self) -> tuple[str, ...]:
@@ -138,8 +185,9 @@ class CommandGrammar:
 
     def gbnf(self) -> str:
         alternatives = " | ".join(_gbnf_shape(shape) for shape in self.shapes)
+        root = 'root ::= command ( " | " reason )?' if self.reason else "root ::= command"
         lines = [
-            'root ::= command ( " | " reason )?',
+            root,
             f"command ::= {alternatives}",
             *(f"{name} ::= {rule}" for name, rule in _GBNF_RULES.items()),
         ]
@@ -149,7 +197,8 @@ class CommandGrammar:
         """The language as a regular expression (plain groups only, so llama.cpp's
         schema converter reads it too); match it against a whole line."""
         alternatives = "|".join(_regex_shape(shape) for shape in self.shapes)
-        return f"({alternatives})( \\| {_REGEX_RULES['reason']})?"
+        reason = f"( \\| {_REGEX_RULES['reason']})?" if self.reason else ""
+        return f"({alternatives}){reason}"
 
     def json_schema(self) -> dict[str, Any]:
         return {
@@ -169,11 +218,13 @@ def _gbnf_literal(text: str) -> str:
 def _gbnf_shape(shape: Shape) -> str:
     parts = [_gbnf_literal(shape.verb)]
     for slot in shape.slots:
-        value = (
-            "( " + " | ".join(_gbnf_literal(c) for c in slot.choices) + " )"
-            if slot.choices is not None
-            else slot.free
-        )
+        if slot.choices is not None:
+            value = "( " + " | ".join(_gbnf_literal(c) for c in slot.choices) + " )"
+        elif slot.words is not None:
+            word = "( " + " | ".join(_gbnf_literal(w) for w in slot.words) + " )"
+            value = f"( {_gbnf_words(word, TITLE_WORDS_MAX)} )"
+        else:
+            value = slot.free
         part = f"{_gbnf_literal(slot.lead)} {value}"
         parts.append(f"( {part} )?" if slot.optional else part)
     return "( " + " ".join(parts) + " )"
@@ -191,11 +242,13 @@ _REGEX_SPECIAL = frozenset("\\.^$*+?{}[]()|-/")
 def _regex_shape(shape: Shape) -> str:
     parts = [_regex_literal(shape.verb)]
     for slot in shape.slots:
-        value = (
-            "(" + "|".join(_regex_literal(c) for c in slot.choices) + ")"
-            if slot.choices is not None
-            else _REGEX_RULES[slot.free]
-        )
+        if slot.choices is not None:
+            value = "(" + "|".join(_regex_literal(c) for c in slot.choices) + ")"
+        elif slot.words is not None:
+            word = "(" + "|".join(_regex_literal(w) for w in slot.words) + ")"
+            value = _regex_words(word, TITLE_WORDS_MAX)
+        else:
+            value = _REGEX_RULES[slot.free]
         part = _regex_literal(slot.lead) + value
         parts.append(f"({part})?" if slot.optional else part)
     return "".join(parts)

@@ -48,6 +48,7 @@ from engine.errors import LLMError, LLMResponseError, VaultError
 from engine.llm.request import LLMRequest, Priority
 from engine.memory.extractive import extractive_merge, extractive_summary
 from engine.memory.record import utc_now
+from engine.memory.summary_grammar import summary_constraint, unwrap_summary
 from engine.memory.summary_prompts import chunk_prompt, merge_prompt, summary_budget
 from engine.memory.summary_quality import judge_summary
 from engine.memory.waterfall import Chunk, compaction_due, forced_target, next_chunk
@@ -120,6 +121,9 @@ class Compactor:
     save_state: Callable[[MemoryStream], None]
     retry: bool = True
     """False (``mudsim do``): a failed chunk stays pending instead of being retried."""
+    constrain: bool | None = None
+    """The summarizer profile's ``constrain``: decode under ``summary_grammar`` (unset:
+    the backend's default, on for the embedded model and small Ollama models)."""
     first_delay: float = 1.0
     max_delay: float = 60.0
     sleep: Callable[[float], Any] = asyncio.sleep
@@ -133,6 +137,11 @@ class Compactor:
     """The last failed attempt's error, for any character."""
     tally: CompactionTally = field(default_factory=CompactionTally)
     _pending: dict[str, _Pending] = field(default_factory=dict)
+
+    @property
+    def calls_in_flight(self) -> int:
+        """Compactions whose summarizer call is in progress now (what ``drain`` waits for)."""
+        return sum(1 for worker in self.workers.values() if worker.calling)
 
     def poke(self, mind: MemoryStream) -> None:
         """Start a worker if the rule says a chunk is due and none is in flight."""
@@ -320,13 +329,16 @@ class Compactor:
             agent=mind.character.name,
             role="summarizer",
             priority=Priority.SUMMARY,
+            constraint=summary_constraint,
+            constrain=self.constrain,
         )
         worker.calling = True
         try:
             reply = await self.llm.generate(request)
         finally:
             worker.calling = False
-        verdict = judge_summary(reply.text, prompt, truncated=reply.truncated)
+        text = unwrap_summary(reply.text)
+        verdict = judge_summary(text, prompt, truncated=reply.truncated)
         if verdict.summary is None:
             step.rejections += 1
             self.tally.rejected += 1

@@ -28,6 +28,7 @@ KNOWLEDGE_HEADING = "## Prior knowledge"
 NOTES_HEADING = "## Relevant private notes"
 LONGTERM_HEADING = "## Older memories (summary)"
 RECENT_HEADING = "## Recent past (summary)"
+EXAMPLES_HEADING = "## Good moves here (examples)"
 
 _UNSAFE_START = re.compile(r"^(?:\s|~|---(?:\n|$))+")
 """What a cut summary must not begin with: whitespace, a cue's ``~``, a bare fence."""
@@ -55,6 +56,9 @@ class PromptParts:
     """Prior-knowledge lines."""
     backlog: int = 0
     """Memories older than ``memories`` that no summary covers yet (a compaction backlog)."""
+    examples: Sequence[str] = ()
+    """Good moves here, written by the engine (``engine.agents.examples``): shown as
+    cue lines under ``EXAMPLES_HEADING``, just before the situation."""
 
 
 _CLOSED = tuple(".!?:;,\"')]")
@@ -262,7 +266,9 @@ def fit_prompt(parts: PromptParts, budget_chars: int | None = None) -> FittedPro
     others = ", ".join(n for n in map(one_line, parts.also_here) if n) or "nobody"
     room = one_line(parts.room_name)
     head = [_sentence(f"You are {name}.", one_line(parts.profile)), BASIC_COMMANDS]
+    examples = [f"~{name}> {line}" for line in map(one_line, parts.examples) if line]
     tail = [
+        *([EXAMPLES_HEADING, *examples] if examples else []),
         _sentence(f"You are {name} in {room}.", one_line(parts.room_description)),
         f"Exits: {exits}   Also here: {others}",
         f"~{name}>",

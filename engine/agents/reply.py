@@ -102,3 +102,30 @@ def repeat_key(line: str) -> str:
     """The command part (before the first ``|``), lower-cased with whitespace collapsed:
     equal keys mean the same command was typed again."""
     return " ".join(line.partition("|")[0].lower().split())
+
+
+ECHO_WORDS = 6
+"""A reply that shares this many words in a row with its prompt repeats the transcript."""
+_ECHO_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_CUE = re.compile(r"~?[^\W\d_][\w-]*>")
+
+
+def _ngrams(words: list[str], size: int) -> set[tuple[str, ...]]:
+    return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
+
+
+def echoes_transcript(line: str, prompt: str) -> bool:
+    """The command ``line`` copies its prompt instead of acting: it holds a cue
+    (``~Ash>``, ``Ash>``) after its verb, or ``ECHO_WORDS`` words in a row from the
+    prompt. The engine's example turns (the prompt's lines that start with ``~``) are
+    there to be copied and do not count."""
+    command = line.partition("|")[0]
+    _, _, rest = command.strip().partition(" ")
+    if _CUE.search(rest):
+        return True
+    words = [w.lower() for w in _ECHO_WORD.findall(rest)]
+    if len(words) < ECHO_WORDS:
+        return False
+    source = "\n".join(row for row in prompt.splitlines() if not row.startswith("~"))
+    prompt_words = [w.lower() for w in _ECHO_WORD.findall(source)]
+    return bool(_ngrams(words, ECHO_WORDS) & _ngrams(prompt_words, ECHO_WORDS))

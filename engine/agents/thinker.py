@@ -5,8 +5,9 @@ for a completion of the agent's prompt, turns the reply into one command line an
 runs it. The prompt is built when the request is dispatched; the room is told the
 agent "pauses, deep in thought..." at that moment (ambient, never remembered).
 
-- An exact repeat of the previous command is rejected and the LLM asked again, at
-  most twice; the third answer runs even if it repeats. Rejected replies leave no
+- A repeat of one of the agent's last three commands, or a reply that copies the
+  prompt (a cue, six words in a row of the transcript), is rejected and the LLM asked
+  again, at most twice; the third answer runs even so. Rejected replies leave no
   memory.
 - An empty reply ends the turn.
 - A call that fails after the dispatcher's retries skips the turn: the agent thinks
@@ -30,13 +31,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from engine.agents.reply import parse_reply, repeat_key
+from engine.agents.reply import echoes_transcript, parse_reply, repeat_key
 from engine.commands.result import Result
 from engine.errors import LLMError, MudsimError
 from engine.llm.request import Constraint, Generation, LLMRequest, Priority
 
 MAX_ASKS = 3
-"""One ask plus at most two re-asks after a repeat."""
+"""One ask plus at most two re-asks after a repeat or an echo of the prompt."""
+RECENT = 3
+"""A command equal to one of the agent's last this-many commands is a repeat."""
 
 log = logging.getLogger("mudsim")
 
@@ -84,6 +87,8 @@ class Thinker:
     constrain: bool | None = None
     """The actor profile's ``constrain`` (None: the backend's default)."""
     last_key: str | None = None
+    recent_keys: list[str] = field(default_factory=list)
+    """Repeat keys of the last ``RECENT`` commands run (``last_key`` is the newest)."""
     turns: int = 0
     skipped: int = 0
     last_error: str | None = None
@@ -130,10 +135,12 @@ class Thinker:
             if line is None:
                 return Turn(self.name, None, None, ask, tuple(rejected))
             key = repeat_key(line)
-            if key == self.last_key and ask < MAX_ASKS:
+            again = key == self.last_key or key in self.recent_keys[-RECENT:]
+            if ask < MAX_ASKS and (again or echoes_transcript(line, self.last_prompt or "")):
                 rejected.append(line)
                 continue
             self.last_key, self.last_command = key, line
+            self.recent_keys = [*self.recent_keys, key][-RECENT:]
             try:
                 result = self.execute(line)
             except Exception as exc:  # a command handler's bug must not end the run

@@ -10,7 +10,9 @@ in the world file > the role profile in ``llm.md`` (then the first endpoint's
 
 Before the first turn every Ollama endpoint is asked for ``/api/version`` and
 ``/api/tags`` (an OpenAI-compatible one for ``/v1/models``); an endpoint that does not answer, or lacks a model, is one line and
-exit 3 (``LLMUnavailableError``).
+exit 3 (``LLMUnavailableError``). An Ollama endpoint is then asked ``/api/show`` for
+each model: a profile that leaves ``constrain`` unset constrains a model under a
+billion parameters (``OllamaBackend.facts``), as the embedded model always is.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from engine.llm.local import (
     DESCRIPTION,
     INSTALL_HINT,
     LocalBackend,
+    choose_local_model,
     local_available,
 )
 from engine.llm.ollama import OllamaBackend
@@ -38,6 +41,8 @@ from engine.llm.openai import OpenAIBackend
 
 FAKE_PREFIX = "fake:"
 LOCAL = "local"
+LOCAL_PREFIX = "local:"
+"""``local:<name or path to a .gguf>`` picks the embedded model."""
 PROBE_TIMEOUT = 2.0
 """Seconds the default URL gets to answer before the embedded model is used instead."""
 
@@ -74,13 +79,17 @@ def choose_llm(flag: str | None, environ: Mapping[str, str], config: LLMConfig) 
     for url, source in named:
         if url:
             checked = _checked(url, source)
-            if checked == LOCAL:
-                return LLMChoice((LOCAL_ENDPOINT,), source)
+            if checked == LOCAL or checked.startswith(LOCAL_PREFIX):
+                return LLMChoice((EndpointChoice(checked, 1, LOCAL),), source)
             kind = "openai" if checked.endswith("/v1") else "ollama"
             return LLMChoice((EndpointChoice(checked, _slots(url, config), kind),), source)
     if config.endpoints:
         chosen = tuple(
-            LOCAL_ENDPOINT
+            EndpointChoice(
+                _checked(e.url, "config/llm.md") if e.url.startswith(LOCAL_PREFIX) else LOCAL,
+                1,
+                LOCAL,
+            )
             if e.kind == LOCAL
             else EndpointChoice(_checked(e.url, "config/llm.md"), e.slots, e.kind)
             for e in config.endpoints
@@ -95,7 +104,10 @@ LOCAL_ENDPOINT = EndpointChoice(LOCAL, 1, LOCAL)
 def _checked(url: str, source: str) -> str:
     if url.startswith(FAKE_PREFIX) or url == LOCAL:
         return url
-    expected = "expected http://host:port, local or fake:"
+    if url.startswith(LOCAL_PREFIX) and url[len(LOCAL_PREFIX) :].strip():
+        choose_local_model(url[len(LOCAL_PREFIX) :])  # an unknown name is exit 2 now
+        return url
+    expected = "expected http://host:port, local, local:<model> or fake:"
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"{source}: {url!r} is not an LLM URL ({expected})")
     parts = urlsplit(url)
@@ -187,7 +199,8 @@ def _backend(
     endpoint: EndpointChoice, stream: bool
 ) -> OllamaBackend | OpenAIBackend | LocalBackend:
     if endpoint.kind == LOCAL:
-        return LocalBackend()
+        spec = endpoint.url[len(LOCAL_PREFIX) :] if endpoint.url.startswith(LOCAL_PREFIX) else None
+        return LocalBackend(model=spec)
     if endpoint.kind == "openai":
         return OpenAIBackend(endpoint.url, stream=stream)
     return OllamaBackend(endpoint.url, stream=stream)
@@ -223,6 +236,9 @@ async def check_endpoints(
                 f"model {missing[0]!r} is not on {endpoint.name} (it has {have}): "
                 f"run `ollama pull {missing[0]}`, or pick another with --model"
             )
+        if isinstance(backend, OllamaBackend):
+            for model in wanted:  # /api/show once: a small model is constrained by default
+                await backend.facts(model)
 
 
 def _embedded_hint() -> str:

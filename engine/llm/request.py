@@ -49,8 +49,9 @@ class LLMRequest:
     constraint: Callable[[], Constraint] | None = None
     """Called at dispatch, like the prompt: what a valid reply looks like now."""
     constrain: bool | None = None
-    """Use ``constraint``: None lets the backend decide (the embedded model does, HTTP
-    backends do not); a profile's ``constrain: true`` or ``false`` says so for all."""
+    """Use ``constraint``: None lets the backend decide (the embedded model does; Ollama
+    does for a model under a billion parameters; the OpenAI-style backend never does); a
+    profile's ``constrain: true`` or ``false`` says so for all."""
 
 
 @dataclass(frozen=True)

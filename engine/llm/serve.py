@@ -3,23 +3,36 @@
     mudsim serve-llm --port 11435
     mudsim run worlds/pocket.yaml --llm http://127.0.0.1:11435 --model smollm2:135m
 
-It answers ``/api/generate`` (streaming and not), ``/api/tags``, ``/api/version`` and the
-OpenAI-style ``/v1/completions`` and ``/v1/models``, on 127.0.0.1 only. Prompts are
-completed as given (as with Ollama's ``raw: true``). A JSON-schema ``format`` (or
-``"json"``) constrains decoding the way Ollama does, so a profile's ``constrain: true``
-works against it. Requests are served one at a time (the model has one lock).
+It answers every route of ``OllamaCompatibleServer`` on 127.0.0.1 only: generate and
+chat (streaming and not), show, ps, tags, version, embed, and the OpenAI-style
+``/v1/completions``, ``/v1/chat/completions`` and ``/v1/models``. Prompts are completed
+as given (as with Ollama's ``raw: true``); chat messages go through the GGUF's chat
+template first. A JSON-schema ``format`` (or ``"json"``) constrains decoding the way
+Ollama does, so a profile's ``constrain`` works against it (and is on by default: the
+model is under a billion parameters, which ``/api/show`` says). Generations are served
+one at a time (the model has one lock); embeddings come from a second, embedding-mode
+load of the model, made on the first ``/api/embed`` (``local_serving``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from engine.errors import LLMError, MudsimError
+from engine.errors import LLMError, LLMResponseError, MudsimError
 from engine.llm.local import DEFAULT_CTX, DESCRIPTION, MODEL_NAME, LocalBackend
-from engine.llm.ollama_server import Completion, MidStreamError, OllamaCompatibleServer, Refusal
+from engine.llm.local_serving import LocalEmbedder, LocalFacts, facts_of, render_chat
+from engine.llm.ollama_server import (
+    Completion,
+    Embeddings,
+    MidStreamError,
+    OllamaCompatibleServer,
+    Refusal,
+)
+from engine.llm.ollama_wire import ModelInfo
 
 
 class EmbeddedSource:
@@ -29,9 +42,38 @@ class EmbeddedSource:
 
     def __init__(self, backend: LocalBackend) -> None:
         self.backend = backend
+        self._facts: LocalFacts | None = None
+        self._embedder: LocalEmbedder | None = None
+        self._lock = threading.Lock()
 
     def models(self) -> list[str]:
         return [MODEL_NAME]
+
+    def info(self, model: str) -> ModelInfo:
+        with self._lock:
+            if self._facts is None:
+                self._facts = facts_of(self.backend.model(DEFAULT_CTX))
+            facts = self._facts
+        return ModelInfo(
+            facts.parameter_count, facts.context_length, family=facts.family,
+            quantization=facts.quantization, template=facts.chat_template, size=facts.size,
+            embedding_length=facts.embedding_length, loaded_context=DEFAULT_CTX,
+            extra=_model_info(facts),
+        )  # fmt: skip
+
+    def chat_prompt(self, model: str, messages: list[dict[str, str]]) -> str:
+        return render_chat(self.backend.model(DEFAULT_CTX), messages)
+
+    def embed(self, model: str, texts: list[str], *, truncate: bool) -> Embeddings | Refusal:
+        try:
+            with self._lock:  # loaded on the first call
+                if self._embedder is None:
+                    self._embedder = LocalEmbedder(self.backend.path)
+                embedder = self._embedder
+            vectors, tokens = embedder.embed(texts, truncate=truncate)
+        except LLMError as exc:
+            return Refusal(400 if isinstance(exc, LLMResponseError) else 500, str(exc))
+        return Embeddings(vectors, prompt_tokens=tokens)
 
     def answer(self, body: dict[str, Any]) -> Completion | Refusal:
         options = _options(body)
@@ -62,6 +104,25 @@ class EmbeddedSource:
 
         completion.pieces = pieces()
         return completion
+
+
+def _model_info(facts: LocalFacts) -> dict[str, Any]:
+    """The GGUF's ``general.*`` and architecture keys (not the tokenizer's), as numbers
+    where they are numbers, as Ollama's ``model_info`` has them."""
+    kept = {k: v for k, v in facts.metadata.items() if k.split(".")[0] in ("general", facts.family)}
+    return {key: _number(value) for key, value in kept.items()}
+
+
+def _number(text: str) -> int | float | str:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
 
 
 def _options(body: Mapping[str, Any]) -> dict[str, Any]:

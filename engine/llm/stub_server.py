@@ -3,9 +3,12 @@
     with StubOllama(replies=["look", "say Hi"], models=["gemma3:4b"]) as server:
         backend = OllamaBackend(server.url)
 
-It serves ``GET /api/version``, ``GET /api/tags`` and ``POST /api/generate`` (streamed
-as NDJSON or whole), and Ollama's OpenAI-style ``GET /v1/models`` and
-``POST /v1/completions`` (server-sent events or whole), records every request body, and can misbehave on purpose:
+It serves every route of ``OllamaCompatibleServer`` (generate, chat, show, ps, embed
+and the OpenAI-style ``/v1`` ones): chats through a fixed template (``<|role|>`` lines,
+then ``<|assistant|>``), embeddings as a hashed bag of words (deterministic, unit
+length, ``EMBED_DIMENSIONS`` long), and ``/api/show`` with the parameter count given per
+model in ``parameters`` (8B for the rest). It records every generate or chat body
+(chats with their rendered ``prompt``), and can misbehave on purpose:
 ``fail_next(status, times)`` (with a ``Retry-After`` header while ``retry_after`` is
 set), ``hang_next(times)`` (never answer, until stopped),
 ``delay`` seconds before answering, ``error_mid_stream``, and on a fixed schedule
@@ -17,18 +20,36 @@ It listens on 127.0.0.1 only, on a free port, in a background thread.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from engine.llm.ollama_server import Completion, MidStreamError, OllamaCompatibleServer, Refusal
+from engine.llm.model_facts import parse_parameter_size
+from engine.llm.ollama_server import (
+    Completion,
+    Embeddings,
+    MidStreamError,
+    OllamaCompatibleServer,
+    Refusal,
+)
+from engine.llm.ollama_wire import ModelInfo, normalised
 from engine.memory.summary_prompts import CHUNK_CUE, MERGE_CUE
 
 Fault = Literal["hang", "fail", "garbage"]
+
+STUB_PARAMETERS = 8_000_000_000
+"""What ``/api/show`` reports for a model ``parameters`` does not name: a typical model."""
+STUB_CONTEXT = 8192
+EMBED_DIMENSIONS = 64
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}\n{% endfor %}<|assistant|>\n"
+)
 
 GARBAGE: tuple[tuple[str, str], ...] = (
     ("", "stop"),
@@ -78,7 +99,10 @@ class StubOllama(OllamaCompatibleServer):
 
     def __init__(self, replies: list[str] | None = None, *, models: list[str] | None = None,
                  delay: float = 0.0, port: int = 0, faults: FaultSchedule | None = None,
-                 summary: str | None = None, record: bool = True) -> None:  # fmt: skip
+                 summary: str | None = None, record: bool = True,
+                 parameters: Mapping[str, int] | None = None) -> None:  # fmt: skip
+        self.parameters = dict(parameters or {})
+        """Parameter count per model, as ``/api/show`` reports it (others: 8B)."""
         self.replies = replies or ["look"]
         self.model_names = models if models is not None else ["gemma3:4b"]
         self.delay = delay
@@ -90,7 +114,8 @@ class StubOllama(OllamaCompatibleServer):
         """The answer to every summarizer prompt (None: the script answers them too)."""
         self.record = record
         self.requests: list[dict[str, Any]] = []
-        """Every generate body (while ``record``; a long soak turns it off)."""
+        """Every generate, completion or chat body (while ``record``; a long soak turns it
+        off)."""
         self.calls = 0
         """Generate calls answered or refused so far."""
         self.injected: Counter[str] = Counter()
@@ -104,6 +129,20 @@ class StubOllama(OllamaCompatibleServer):
 
     def models(self) -> list[str]:
         return self.model_names
+
+    def info(self, model: str) -> ModelInfo:
+        count = self.parameters.get(model, STUB_PARAMETERS)
+        return ModelInfo(count, STUB_CONTEXT, family="stub", quantization="Q4_K_M",
+                         template=CHAT_TEMPLATE, size=count // 2,
+                         embedding_length=EMBED_DIMENSIONS)  # fmt: skip
+
+    def chat_prompt(self, model: str, messages: list[dict[str, str]]) -> str:
+        turns = "".join(f"<|{m['role']}|>\n{m['content']}\n" for m in messages)
+        return turns + "<|assistant|>\n"
+
+    def embed(self, model: str, texts: list[str], *, truncate: bool) -> Embeddings | Refusal:
+        vectors = [fake_embedding(text) for text in texts]
+        return Embeddings(vectors, prompt_tokens=sum(len(t) // 4 for t in texts))
 
     def fail_next(self, status: int, times: int = 1) -> None:
         """Answer the next ``times`` generate calls with HTTP ``status``."""
@@ -171,6 +210,25 @@ class StubOllama(OllamaCompatibleServer):
                 raise MidStreamError("injected error mid-stream")
 
 
+def fake_embedding(text: str) -> list[float]:
+    """A hashed bag of words, normalised: each word adds a fixed pseudo-random vector
+    (from its hash), so texts that share words point the same way."""
+    vector = [0.0] * EMBED_DIMENSIONS
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.blake2b(word.encode(), digest_size=EMBED_DIMENSIONS).digest()
+        vector = [v + (byte - 127.5) / 127.5 for v, byte in zip(vector, digest, strict=True)]
+    return normalised(vector)
+
+
+def _size(text: str) -> int:
+    import argparse
+
+    count = parse_parameter_size(text)
+    if count is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size such as 135M or 8B")
+    return count
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m engine.llm.stub_server``: serve the stub until Ctrl-C (demos, benchmarks)."""
     import argparse
@@ -183,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         "--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)"
     )
     parser.add_argument("--summary", help="the answer to every summarizer prompt")
+    parser.add_argument("--parameters", metavar="SIZE", type=_size,
+                        help="the parameter count /api/show reports (e.g. 135M; default 8B)")  # fmt: skip
     parser.add_argument("--fail-every", type=int, default=0, metavar="N",
                         help="answer HTTP 500 to every N-th generate call")  # fmt: skip
     parser.add_argument("--hang-every", type=int, default=0, metavar="N",
@@ -193,8 +253,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="answer garbage to every N-th generate call")  # fmt: skip
     args = parser.parse_args(argv)
     faults = FaultSchedule(args.fail_every, args.hang_every, args.garbage_every, args.hang_seconds)
-    stub = StubOllama(args.reply, models=args.model, delay=args.delay, port=args.port,
-                      faults=faults, summary=args.summary).start()  # fmt: skip
+    names = args.model or ["gemma3:4b"]
+    sizes = dict.fromkeys(names, args.parameters) if args.parameters else None
+    stub = StubOllama(args.reply, models=names, delay=args.delay, port=args.port,
+                      faults=faults, summary=args.summary, parameters=sizes).start()  # fmt: skip
     print(stub.url, flush=True)
     try:
         threading.Event().wait()

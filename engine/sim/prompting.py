@@ -14,8 +14,11 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from engine.agents.command_grammar import CommandGrammar, RoomView, command_shapes, help_topics
+from engine.agents.examples import Situation, example_turns
 from engine.agents.prompt import FittedPrompt, PromptParts, char_budget, fit_prompt
+from engine.agents.reply import repeat_key
 from engine.commands.registry import Command
+from engine.config import RoleProfile
 from engine.llm.request import Constraint
 from engine.memory.waterfall import verbatim_count
 from engine.vault.notes import Note
@@ -47,6 +50,37 @@ def relevant_notes(
     return chosen
 
 
+CHARS_PER_TOKEN = 3.5
+"""How the actor profile's token limits become characters (as ``char_budget``)."""
+
+
+def newest_part(text: str, chars: int | None) -> str:
+    """The end of ``text`` within ``chars`` characters, from a word boundary (a
+    summary's newest part is what the agent most needs)."""
+    if chars is None or len(text) <= chars:
+        return text
+    cut = text[len(text) - chars :]
+    space = cut.find(" ")
+    return cut[space + 1 :] if 0 <= space < len(cut) - 1 else cut
+
+
+def within(notes: list[tuple[str, str]], chars: int | None) -> list[tuple[str, str]]:
+    """The first notes whose titles and texts fit in ``chars`` characters together; a
+    first note longer than that alone is cut short with "…"."""
+    if chars is None:
+        return notes
+    kept: list[tuple[str, str]] = []
+    used = 0
+    for title, text in notes:
+        used += len(title) + len(text) + 4
+        if used > chars:
+            if not kept:
+                kept.append((title, text[: max(0, chars - len(title) - 5)] + "…"))
+            break
+        kept.append((title, text))
+    return kept
+
+
 def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
     world = sim.world
     room = world.rooms[character.location]
@@ -56,6 +90,12 @@ def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
     summaries = mind.summaries
     notes = sim.vault.notes(character.folder).all()
     terms = [*re.findall(r"[A-Za-z0-9']+", room.name), *others]
+    profile = sim.settings.llm.profiles.get("actor") or RoleProfile()
+    summary_chars = int(profile.summary_tokens * CHARS_PER_TOKEN) or None
+    notes_chars = int(profile.notes_tokens * CHARS_PER_TOKEN) or None
+    things = [t.name for t in world.things_in(room.id)]
+    situation = Situation(room.name, list(room.exits), things, others,
+                          frozenset(recent_commands(sim, character, RECENT)))  # fmt: skip
     return PromptParts(
         name=character.name,
         profile=character.profile,
@@ -64,10 +104,17 @@ def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
         exits=list(room.exits),
         also_here=others,
         memories=[memory.text for memory in mind.tail[len(mind.tail) - shown :]],
-        recent_summary=summaries.recent.text if summaries.recent else "",
-        longterm_summary=summaries.longterm.text if summaries.longterm else "",
+        recent_summary=newest_part(
+            summaries.recent.text if summaries.recent else "", summary_chars
+        ),
+        longterm_summary=newest_part(
+            summaries.longterm.text if summaries.longterm else "", summary_chars
+        ),
         backlog=len(mind.tail) - shown,
-        notes=[(note.title, note.body) for note in relevant_notes(notes, terms)],
+        notes=within(
+            [(note.title, note.body) for note in relevant_notes(notes, terms)], notes_chars
+        ),
+        examples=example_turns(situation, mind.count),
     )
 
 
@@ -90,14 +137,65 @@ def turn_prompt(sim: Simulation, character: Character) -> str:
     return fitted.text
 
 
+RECENT = 3
+"""The agent's last this-many commands are not offered again when they are choices."""
+NOTE_REST = 8
+"""An agent writes at most one note in this many commands."""
+THINK_REST = 2
+"""... and thinks at most once in this many."""
+NOT_FOR_AGENTS = frozenset({"help"})
+"""Left out of an agent's grammar: the prompt already lists the commands."""
+_TITLE_WORD = re.compile(r"[^\W\d_]{3,}")
+_TITLE_STOPWORDS = _STOPWORDS | {"some", "this", "that", "there", "here", "your", "its"}
+
+
+def recent_commands(sim: Simulation, character: Character, count: int) -> list[str]:
+    """The repeat keys of the character's last ``count`` commands, oldest first."""
+    keys: list[str] = []
+    for memory in reversed(sim.minds[character.id].tail):
+        if memory.command:
+            keys.append(repeat_key(memory.command))
+            if len(keys) == count:
+                break
+    return keys[::-1]
+
+
+def situation_words(texts: Iterable[str], limit: int = 32) -> tuple[str, ...]:
+    """Distinct words of three letters or more from ``texts``, in order, for note titles."""
+    words = dict.fromkeys(
+        word
+        for text in texts
+        for word in _TITLE_WORD.findall(text)
+        if word.lower() not in _TITLE_STOPWORDS
+    )
+    return tuple(words)[:limit]
+
+
 def command_grammar(sim: Simulation, character: Character) -> CommandGrammar:
-    """What ``character`` can validly type where it stands now."""
+    """What ``character`` can validly type where it stands now.
+
+    Its last ``RECENT`` commands are not offered again where they are names to choose
+    (``go east``, ``look``), ``note`` and ``think`` rest after use, ``help`` is left out,
+    note titles are words of the situation, and no ``| reason`` is written."""
     world = sim.world
     room = world.rooms[character.location]
-    here = [t.name for t in world.things_in(room.id)]
-    here += [c.name for c in world.characters_in(room.id, besides=character)]
+    things = [t.name for t in world.things_in(room.id)]
+    people = [c.name for c in world.characters_in(room.id, besides=character)]
     commands = tuple(sim.registry.allowed(character.role))
-    view = RoomView(exits=tuple(room.exits), things=tuple(here), topics=help_topics(commands))
+    recent = recent_commands(sim, character, NOTE_REST)
+    rest = set(NOT_FOR_AGENTS)
+    if any(key.split(" ", 1)[0] == "note" for key in recent):
+        rest.add("note")
+    if any(key.split(" ", 1)[0] == "think" for key in recent[-THINK_REST:]):
+        rest.add("think")
+    view = RoomView(
+        exits=tuple(room.exits),
+        things=(*things, *people),
+        topics=help_topics(commands),
+        avoid=frozenset(recent[-RECENT:]),
+        rest=frozenset(rest),
+        title_words=situation_words([*people, room.name, *things, *room.exits, room.description]),
+    )
     return _grammar(commands, view)
 
 
@@ -107,7 +205,7 @@ def command_constraint(sim: Simulation, character: Character) -> Constraint:
 
 @lru_cache(maxsize=256)
 def _grammar(commands: tuple[Command, ...], view: RoomView) -> CommandGrammar:
-    return CommandGrammar(command_shapes(commands, view))
+    return CommandGrammar(command_shapes(commands, view), reason=False)
 
 
 @lru_cache(maxsize=256)

@@ -16,7 +16,7 @@ import contextlib
 import signal
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -34,7 +34,7 @@ from engine.llm.dispatcher import Dispatcher, RetryPolicy
 from engine.llm.local import MODEL_NAME as LOCAL_MODEL
 from engine.llm.metrics import seconds
 from engine.sim.do import summarizer_models
-from engine.sim.prompting import command_constraint, turn_prompt
+from engine.sim.prompting import RECENT, command_constraint, recent_commands, turn_prompt
 from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import LLMLink, Simulation
 from engine.vault.journal import EVERY_100_MS
@@ -86,6 +86,7 @@ def make_thinkers(
             constraint=lambda c=character: command_constraint(sim, c),  # type: ignore[misc]
             constrain=constrain,
             last_key=_last_command(sim, agent_id),
+            recent_keys=recent_commands(sim, character, RECENT),
         )
     return thinkers
 
@@ -182,6 +183,25 @@ def summary(scheduler: Scheduler, dispatcher: Dispatcher, wall: float) -> str:
     )
 
 
+def start_agents(
+    sim: Simulation, dispatcher: Dispatcher, models: Mapping[str, str], seed: int | None
+) -> Scheduler:
+    """Each agent's thinker, and the scheduler that runs them (not started yet)."""
+    thinkers = make_thinkers(sim, models, seed)
+    names = {sim.world.characters[a].name: m for a, m in models.items()}
+    sim.llm = LLMLink(dispatcher, names, thinkers)
+    return Scheduler(sim, dispatcher, thinkers, seed=seed)
+
+
+async def wind_down(sim: Simulation, scheduler: Scheduler | None, dispatcher: Dispatcher) -> None:
+    """Turns and compactions in progress get their bounded wait; every task ends."""
+    if scheduler is not None:
+        await scheduler.finish(SHUTDOWN_GRACE)
+    await sim.compactor.drain(SHUTDOWN_GRACE)
+    await sim.supervisor.aclose()
+    await dispatcher.aclose(grace=1.0)
+
+
 async def run_headless(
     options: RunOptions, environ: Mapping[str, str], out: TextIO | None = None
 ) -> Scheduler:
@@ -191,20 +211,14 @@ async def run_headless(
         if options.as_name is not None:
             sim.character(options.as_name)  # an unknown --as is exit 2, as in `do`
         dispatcher, models = await connect(sim, options, environ)
-        thinkers = make_thinkers(sim, models, options.seed)
-        names = {sim.world.characters[a].name: m for a, m in models.items()}
-        sim.llm = LLMLink(dispatcher, names, thinkers)
-        scheduler = Scheduler(sim, dispatcher, thinkers, seed=options.seed)
+        scheduler = start_agents(sim, dispatcher, models, options.seed)
         scheduler.listen(Narrator(sim, out))
         started = time.perf_counter()
-        with _graceful_interrupts(scheduler):
+        with graceful_interrupts(scheduler.stop, scheduler.abort):
             try:
                 await scheduler.run(options.turns)
             finally:
-                await scheduler.finish(SHUTDOWN_GRACE)
-                await sim.compactor.drain(SHUTDOWN_GRACE)
-                await sim.supervisor.aclose()
-                await dispatcher.aclose(grace=1.0)
+                await wind_down(sim, scheduler, dispatcher)
                 sim.save()
         print(summary(scheduler, dispatcher, time.perf_counter() - started), file=out, flush=True)
         return scheduler
@@ -212,9 +226,14 @@ async def run_headless(
         sim.close()
 
 
+STOPPING = "stopping: letting turns in progress finish (Ctrl-C again to cut short)"
+
+
 @contextlib.contextmanager
-def _graceful_interrupts(scheduler: Scheduler) -> Iterator[None]:
-    """The first Ctrl-C (or SIGTERM) asks for a graceful stop; a second cuts turns short."""
+def graceful_interrupts(
+    stop: Callable[[], None], abort: Callable[[], None], *, say: str | None = STOPPING
+) -> Iterator[None]:
+    """The first Ctrl-C (or SIGTERM) calls ``stop`` (saying ``say``), a second ``abort``."""
     loop = asyncio.get_running_loop()
     presses = 0
 
@@ -222,11 +241,11 @@ def _graceful_interrupts(scheduler: Scheduler) -> Iterator[None]:
         nonlocal presses
         presses += 1
         if presses == 1:
-            print("mudsim: stopping: letting turns in progress finish (Ctrl-C again to cut short)",
-                  file=sys.stderr, flush=True)  # fmt: skip
-            scheduler.stop()
+            if say is not None:
+                print(f"mudsim: {say}", file=sys.stderr, flush=True)
+            stop()
         else:
-            scheduler.abort()
+            abort()
 
     installed = []
     for signum in (signal.SIGINT, signal.SIGTERM):

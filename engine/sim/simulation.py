@@ -27,6 +27,7 @@ from engine.llm.status import render_llm_status
 from engine.memory.record import MemoryKind, utc_now
 from engine.memory.waterfall import Windows
 from engine.sim.prompting import build_prompt
+from engine.sim.world_apply import lacking_note, note_on_stderr, plan_for
 from engine.vault.journal import EVERY_100_MS
 from engine.vault.lock import VaultLock
 from engine.vault.notes import NoteStore
@@ -89,29 +90,41 @@ class Simulation:
         self.compactor = Compactor(
             llm=None, models={}, options=settings.llm.options_for("summarizer"),
             save_state=self._save_state, supervisor=self.supervisor,
+            constrain=settings.llm.profiles["summarizer"].constrain
+            if "summarizer" in settings.llm.profiles else None,
         )  # fmt: skip
         """Memory compaction; idle (everything pending) until ``start_compaction``."""
 
     @classmethod
     def open(
-        cls, vault_dir: Path, world_file: Path, *, warn: Callable[[str], None] = warn_on_stderr
+        cls,
+        vault_dir: Path,
+        world_file: Path,
+        *,
+        warn: Callable[[str], None] = warn_on_stderr,
+        notice: Callable[[str], None] | None = note_on_stderr,
     ) -> Simulation:
-        """Own the vault, then load its world, or seed it from ``world_file`` the first time."""
+        """Own the vault, then load its world, or seed it from ``world_file`` the first
+        time. A seeded vault's world wins, but ``world_file`` is still checked (a broken
+        one is an error), and what it declares that the vault lacks is one line to
+        ``notice`` with the ``world apply`` command that adds it."""
         vault = Vault(vault_dir)
-        # A new vault's world file is checked before anything is written, even the lock.
-        fresh = None if vault.is_seeded else load_world_file(world_file)
+        # The world file is checked before anything is written, even the lock.
+        declared = load_world_file(world_file)
         lock = vault.lock()
         log = None
         try:
             log = attach_run_log(vault.root)
             seeded = vault.is_seeded
-            world = (
-                vault.load_world(warn=warn) if seeded else (fresh or load_world_file(world_file))
-            )
+            world = vault.load_world(warn=warn) if seeded else declared
             vault.write_default_config()
             sim = cls(vault, world, vault.settings(), lock, warn=warn)
             if not seeded:
                 sim.save()
+            elif notice is not None:
+                line = lacking_note(plan_for(vault, world, declared), world_file, vault_dir)
+                if line is not None:
+                    notice(line)
         except BaseException:
             if log is not None:
                 detach_run_log(log)

@@ -2,12 +2,19 @@
 
 The engine runs in the app's own event loop: the scheduler is driven by the keys
 (pause, step, speed) and its listeners feed the event log. Events are buffered and
-written ten times a second, so a busy world never slows the UI down, and the world
-tree, the inspector and the LLM panel refresh on the same timer.
+written ten times a second, so a busy world never slows the UI down; the world tree,
+the inspector and the LLM panel refresh twice a second. The log and the inspector wrap
+long lines (the log re-wraps what it holds when its width changes).
+
+Stopping: q, Ctrl-C, Ctrl-Q (and the command palette's Quit) all stop the same way.
+The first press stops dispatching and waits (a bounded time) for the turns and summary
+calls in flight, with a status line that counts them down until the app exits; a
+second press cuts them short at once. Either way the runner then saves the vault.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import deque
 from typing import ClassVar
@@ -24,6 +31,7 @@ from textual.worker import Worker, WorkerState
 from engine.agents.thinker import Turn, describe
 from engine.llm.dispatcher import Dispatcher
 from engine.sim.prompting import build_prompt
+from engine.sim.run import SHUTDOWN_GRACE
 from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import Simulation
 from engine.tui.render import (
@@ -32,6 +40,7 @@ from engine.tui.render import (
     llm_panel,
     player_lines,
     rooms_with_occupants,
+    stop_message,
     turn_line,
 )
 from engine.vault.journal import EVERY_100_MS
@@ -41,6 +50,8 @@ from engine.world.model import Character
 HISTORY_KEPT = 2_000
 """Event lines kept for re-filtering the log."""
 FILTERS = ("all", "room", "agent")
+HELD_WHILE_STOPPING = frozenset({"toggle_pause", "step"})
+"""Actions that start or hold back turns: off (dimmed) once the app is stopping."""
 
 log = logging.getLogger("mudsim")
 
@@ -99,13 +110,18 @@ class MudsimApp(App[None]):
     #left { width: 1fr; min-width: 18; }
     #world { height: 1fr; border: round $primary; }
     #llm { height: auto; max-height: 10; border: round $secondary; }
-    #events { width: 2fr; border: round $primary; }
-    #inspector { width: 1fr; min-width: 20; border: round $secondary; }
+    #events {
+        width: 2fr; border: round $primary;
+        scrollbar-gutter: stable;  /* the width lines wrap at stays put when a scrollbar comes */
+        overflow-x: hidden;
+    }
+    #inspector { width: 1fr; min-width: 20; border: round $secondary; overflow-x: hidden; }
+    #status { height: auto; padding: 0 1; display: none; }
     #command { dock: bottom; }
     #prompt-view { background: $surface; padding: 0 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("space", "toggle_pause", "Pause/resume", priority=True),  # before the tree's own
+        Binding("space", "toggle_pause", "Pause", priority=True),  # before the tree's own
         Binding("n", "step", "Step"),
         Binding("plus,equals_sign", "faster", "Faster"),
         Binding("minus", "slower", "Slower"),
@@ -113,7 +129,11 @@ class MudsimApp(App[None]):
         Binding("f", "cycle_filter", "Filter"),
         Binding("i", "focus_input", "Type"),
         Binding("escape", "leave_input", "Keys", show=False),
-        Binding("q", "quit_saving", "Quit"),
+        Binding("q", "quit", "Quit"),
+        # Textual's own: Ctrl-C only says "press ctrl+q to quit", Ctrl-Q quits at once.
+        # Here both stop as q does (everywhere, the input line and the prompt view too).
+        Binding("ctrl+c", "quit('Ctrl-C')", show=False, priority=True),
+        Binding("ctrl+q", "quit('Ctrl-Q')", show=False, priority=True),
     ]
 
     def __init__(
@@ -126,6 +146,7 @@ class MudsimApp(App[None]):
         player: Character | None,
         turns: int | None = None,
         start_paused: bool = False,
+        grace: float = SHUTDOWN_GRACE,
     ) -> None:
         super().__init__()
         self.sim, self.scheduler, self.dispatcher, self.models = sim, scheduler, dispatcher, models
@@ -140,6 +161,13 @@ class MudsimApp(App[None]):
         self._outer_warn = sim.warn
         """Where the simulation's warnings went before the app took the terminal."""
         self._fsync_failures_seen = EVERY_100_MS.failures
+        self.grace = grace
+        """Seconds the first stop gives the turns and summary calls in flight."""
+        self.stop_presses = 0
+        """q / Ctrl-C presses so far: 1 stops gracefully, 2 at once."""
+        self._stop_key = "q"
+        self._wrapped_at = 0
+        """The width the event log's lines were wrapped at."""
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -148,16 +176,19 @@ class MudsimApp(App[None]):
             with Vertical(id="left"):
                 yield Tree("World", id="world")
                 yield Static(id="llm")
-            yield RichLog(id="events", wrap=True, markup=False, max_lines=HISTORY_KEPT)
+            # min_width=1: lines wrap at the log's own width (RichLog's default renders
+            # at 78 columns at least, cutting lines off in a narrower log)
+            yield RichLog(id="events", wrap=True, markup=False, max_lines=HISTORY_KEPT, min_width=1)
             with VerticalScroll(id="inspector"):
                 yield Static(id="inspector-body")
+        yield Static(id="status")
         placeholder = (
             f"{self.player.name}> type a command, Enter to send"
             if self.player
             else "(no player in this world)"
         )
         yield HistoryInput(id="command", placeholder=placeholder, disabled=self.player is None)
-        yield Footer()
+        yield Footer(show_command_palette=False)  # room for every key at 80 columns
 
     def on_mount(self) -> None:
         self.sim.warn = self._warned  # stderr would scramble the screen
@@ -169,10 +200,10 @@ class MudsimApp(App[None]):
         you = f"i types as {self.player.name}" if self.player else "no player to type as"
         self._note(f"{self.sim.world.name}: {agents} agents. space pauses and resumes, n steps one "
                    f"round while paused, +/- change speed, p shows the selected agent's prompt, "
-                   f"f filters, {you}, q saves and quits.")  # fmt: skip
+                   f"f filters, {you}, q (or Ctrl-C) saves and quits, twice stops at once.")  # fmt: skip
         self._refresh_panels()
-        self._write_pending()
-        self.set_interval(0.1, self._write_pending)
+        self._tick()
+        self.set_interval(0.1, self._tick)
         self.set_interval(0.5, self._refresh_panels)
         self.run_worker(self._run_engine(), name="engine", exit_on_error=False)
 
@@ -230,10 +261,21 @@ class MudsimApp(App[None]):
             return actor == self.selected
         return room_id == self.sim.world.characters[self.selected].location
 
+    def _tick(self) -> None:
+        """Ten times a second: new lines to the log, and the stop message's counts."""
+        if not self.is_running:  # shutting down: the widgets may be gone already
+            return
+        self._write_pending()
+        self._show_stopping()
+
     def _write_pending(self) -> None:
+        log = self.query_one("#events", RichLog)
+        width = log.scrollable_content_region.width
+        if width != self._wrapped_at and log.lines:  # wrapped for another width
+            self._rewrite_log()
+        self._wrapped_at = width
         if not self._pending:
             return
-        log = self.query_one("#events", RichLog)
         for entry in self._pending:
             self._history.append(entry)
             if self._shown(entry[1], entry[2]):
@@ -241,6 +283,8 @@ class MudsimApp(App[None]):
         self._pending.clear()
 
     def _refresh_panels(self) -> None:
+        if not self.is_running:  # shutting down: the widgets may be gone already
+            return
         self._check_durability()
         self._refresh_tree()
         if self.selected is not None:
@@ -251,7 +295,12 @@ class MudsimApp(App[None]):
                 Text(inspector_text(thinker, mind, waiting))
             )
         self.query_one("#llm", Static).update(Text(llm_panel(self.dispatcher, self.models)))
-        state = "paused" if self.scheduler.paused else f"running x{self.scheduler.speed:g}"
+        if self.stop_presses:
+            state = "stopping"
+        elif self.scheduler.paused:
+            state = "paused"
+        else:
+            state = f"running x{self.scheduler.speed:g}"
         self.sub_title = f"{self.sim.world.name} — {state} — filter: {self.filter}"
 
     def _refresh_tree(self) -> None:
@@ -293,7 +342,10 @@ class MudsimApp(App[None]):
 
     # -- keys -------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Space pauses everywhere but on the input line, where it is a space."""
+        """Space pauses everywhere but on the input line, where it is a space; once the
+        app is stopping, nothing starts new turns (shown dimmed)."""
+        if self.stop_presses and action in HELD_WHILE_STOPPING:
+            return None
         return not (action == "toggle_pause" and isinstance(self.focused, Input))
 
     def action_toggle_pause(self) -> None:
@@ -319,12 +371,16 @@ class MudsimApp(App[None]):
 
     def action_cycle_filter(self) -> None:
         self.filter = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
+        self._rewrite_log()
+        self._refresh_panels()
+
+    def _rewrite_log(self) -> None:
+        """The log again from its history: for a new filter, or wrapped at a new width."""
         log = self.query_one("#events", RichLog)
         log.clear()
         for text, room_id, actor in self._history:
             if self._shown(room_id, actor):
                 log.write(text)
-        self._refresh_panels()
 
     def action_prompt(self) -> None:
         if self.selected is None:
@@ -349,8 +405,47 @@ class MudsimApp(App[None]):
     def action_leave_input(self) -> None:
         self.set_focus(None)
 
-    async def action_quit_saving(self) -> None:
-        self.sub_title = "stopping: letting turns in progress finish..."
-        self.scheduler.stop()
-        await self.scheduler.finish(30.0)
+    # -- stopping -----------------------------------------------------------------------
+    async def action_quit(self, key: str = "q") -> None:
+        """q, Ctrl-C, Ctrl-Q, the palette's Quit: the first press lets the turns and summary
+        calls in flight finish (at most ``grace`` s), the second cuts them short. The
+        action returns at once; the waiting is a worker, so the screen stays live."""
+        self.stop_presses += 1
+        if self.stop_presses == 1:
+            self._stop_key = key
+            self.scheduler.stop()
+            work = self._stop_within(self.grace)
+        elif self.stop_presses == 2:
+            self.scheduler.abort()
+            work = self._stop_within(0.0)
+        else:
+            return
+        if isinstance(self.screen, PromptScreen):
+            self.screen.dismiss()  # the stop message is on the main screen
+        self._show_stopping()
+        self._refresh_panels()
+        self.refresh_bindings()
+        self.run_worker(work, group="stop", exit_on_error=False)
+
+    def in_flight(self) -> tuple[int, int]:
+        """(turns in progress, summary calls in progress) now."""
+        turns = sum(1 for thinker in self.scheduler.thinkers.values() if thinker.thinking)
+        return turns, self.sim.compactor.calls_in_flight
+
+    def _show_stopping(self) -> None:
+        if not self.stop_presses:
+            return
+        turns, summaries = self.in_flight()
+        text = stop_message(turns, summaries, again=self._stop_key, at_once=self.stop_presses > 1)
+        status = self.query_one("#status", Static)
+        status.update(Text(text, style="bold yellow"))
+        status.display = True
+
+    async def _stop_within(self, grace: float) -> None:
+        """Turns and compactions in flight get ``grace`` s (both at once), then the app
+        exits; the runner saves. A failure here is logged and the app exits all the same."""
+        try:
+            await asyncio.gather(self.scheduler.finish(grace), self.sim.compactor.drain(grace))
+        except Exception as exc:
+            log.error("stopping the run failed", exc_info=exc)
         self.exit()

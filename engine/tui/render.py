@@ -1,7 +1,8 @@
 """What the terminal UI shows, as plain functions of engine state (no widgets here).
 
 Events become coloured Rich ``Text`` by kind; the world becomes (room, occupants)
-rows; an agent becomes its inspector text; the dispatcher becomes the LLM panel.
+rows; an agent becomes its inspector text; the dispatcher becomes the LLM panel; the
+work still in flight while the app stops becomes its stop message.
 """
 
 from __future__ import annotations
@@ -116,3 +117,17 @@ def llm_panel(dispatcher: Dispatcher | None, models: Mapping[str, str]) -> str:
     if m.last_error:
         lines.append(f"Last error: {m.last_error}")
     return "\n".join(lines)
+
+
+def counted(number: int, one: str, many: str) -> str:
+    """``1 turn``, ``0 turns``, ``2 summaries``."""
+    return f"{number} {one if number == 1 else many}"
+
+
+def stop_message(turns: int, summaries: int, *, again: str = "q", at_once: bool = False) -> str:
+    """What the app says while it stops: the turns and summaries it is waiting for, and
+    how to stop at once (``again``: the key that began the stop)."""
+    work = f"{counted(turns, 'turn', 'turns')} and {counted(summaries, 'summary', 'summaries')}"
+    if at_once:
+        return f"Stopping now: cutting short {work}..."
+    return f"Stopping: finishing {work}... press {again} again to stop now"

@@ -33,7 +33,8 @@ Which servers the agents think with, and the options each kind of call uses.
   blank line, never on a single newline.
 - `constrain` (actor only): `true` makes the model write only valid commands for where
   the agent stands (Ollama: `format` with a JSON schema); `false` never; unset (`null`)
-  means on for the embedded model and off over HTTP.
+  means on for the embedded model and for a model the server reports (`/api/show`)
+  as under a billion parameters, off for larger ones and for servers that do not say.
 - `bypass_limit` (default 4): agent turns go before summaries, but a waiting summary
   lets at most this many turn calls go first, then it runs, so memory keeps up however
   busy the agents keep a one-slot server.

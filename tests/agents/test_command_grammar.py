@@ -105,3 +105,53 @@ def test_built_from_the_agents_room_in_a_simulation(sim: Simulation) -> None:
     constraint = command_constraint(sim, ada)
     assert constraint is command_constraint(sim, ada)  # cached while nothing changes
     assert '"an old well"' in constraint.gbnf
+
+
+def test_free_text_is_words_not_digits_nor_the_transcripts_markup() -> None:
+    assert GRAMMAR.accepts("say Café au lait, Pip? Привет!")
+    assert not GRAMMAR.accepts("say 2111242232423232")
+    assert not GRAMMAR.accepts('say "quoted"')
+    assert not GRAMMAR.accepts("say I've got a ~Ash>say I've")
+    assert not GRAMMAR.accepts("say " + " ".join(["word"] * 11))  # ten words at most
+
+
+def test_recent_commands_leave_the_choices_and_verbs_rest() -> None:
+    view = RoomView(
+        exits=("north", "stair"),
+        things=("a brass lamp",),
+        avoid=frozenset({"go north", "look", "examine a brass lamp"}),
+        rest=frozenset({"note", "help"}),
+    )
+    grammar = CommandGrammar(command_shapes(COMMANDS, view))
+    assert not grammar.accepts("go north")
+    assert grammar.accepts("go stair")
+    assert not grammar.accepts("look")
+    assert grammar.accepts("look a brass lamp")  # only the bare verb was recent
+    assert "examine" not in grammar.verbs  # its only choice was recent
+    assert "note" not in grammar.verbs
+    assert "help" not in grammar.verbs
+    assert grammar.accepts("say Hello.")  # free text is never left out
+
+
+def test_note_titles_from_the_situations_words_and_no_reason() -> None:
+    view = RoomView(title_words=("Kettle", "Kitchen", "Ash"))
+    grammar = CommandGrammar(command_shapes(COMMANDS, view), reason=False)
+    assert grammar.accepts("note Kettle -> it hums when the water is ready")
+    assert grammar.accepts("note Kitchen Ash -> warm")
+    assert not grammar.accepts("note Bread -> flour")
+    assert not grammar.accepts("note Kettle Kitchen Ash -> three words")
+    assert not grammar.accepts("say Hello. | to be kind")
+    assert "reason" not in grammar.gbnf().splitlines()[0]
+
+
+def test_an_agents_grammar_avoids_its_last_commands_and_rests_its_notes(sim: Simulation) -> None:
+    ada = sim.character("Ada")
+    assert command_grammar(sim, ada).accepts("go stair")
+    sim.execute(ada, "look")
+    sim.execute(ada, "note Lamp -> brass")
+    grammar = command_grammar(sim, ada)
+    assert not grammar.accepts("look")
+    assert "note" not in grammar.verbs
+    assert "help" not in grammar.verbs
+    assert not grammar.accepts("say Hello, Pat. | a reason")
+    assert grammar.accepts("say Hello, Pat.")

@@ -174,3 +174,18 @@ def test_repeat_key_ignores_case_whitespace_and_reason(
     assert repeat_key(spaced(gaps_b).lower() + "|" + reason) == key
     assert key == key.strip()
     assert "  " not in key
+
+
+def test_a_reply_that_copies_its_prompt_echoes_it() -> None:
+    from engine.agents.reply import echoes_transcript
+
+    prompt = (
+        'You are Ash.\n---\nWren says, "The bread is warm and the kettle is singing now."\n---\n'
+        "## Good moves here (examples)\n~Ash> say Hello, Wren. How are you today?\n~Ash>"
+    )
+    assert echoes_transcript("say The bread is warm and the kettle is singing", prompt)
+    assert echoes_transcript("say I've got a ~Ash>say I've got a", prompt)
+    assert echoes_transcript("emote nods. Wren> say more", prompt)
+    assert not echoes_transcript("say Hello, Wren. How are you today?", prompt)  # an example
+    assert not echoes_transcript("say The bread is warm, thank you.", prompt)  # five words
+    assert not echoes_transcript("go east", prompt)

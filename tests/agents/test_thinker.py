@@ -238,3 +238,25 @@ async def test_cancelling_a_turn_is_not_swallowed() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not thinker.thinking
+
+
+async def test_a_repeat_of_any_of_the_last_three_commands_is_asked_again() -> None:
+    room = _Room()
+    llm = ScriptedBackend(["go east", "look", "say hi"])
+    thinker = room.thinker(recent_keys=["go east", "say hi"], last_key="say hi")
+    turn = await thinker.take_turn(llm)
+    assert turn.command == "look"
+    assert turn.rejected == ("go east",)
+    assert thinker.recent_keys == ["go east", "say hi", "look"]
+
+
+async def test_a_reply_that_copies_the_transcript_is_asked_again() -> None:
+    room = _Room()
+    prompt = 'You are Ada.\n---\nAsh says, "I have got a kettle on the stove for us."\n---\n~Ada>'
+    llm = ScriptedBackend(
+        ["say I've got a ~Ash>say I've got a", "say I have got a kettle on the stove", "say Tea?"]
+    )
+    turn = await room.thinker(build_prompt=lambda: prompt).take_turn(llm)
+    assert turn.command == "say Tea?"
+    assert len(turn.rejected) == 2
+    assert room.log == ["announce", "run say Tea?"]

@@ -86,8 +86,8 @@ def test_impersonate_shows_the_exact_prompt(sim: Simulation, line: str) -> None:
     assert result.text.startswith(
         "You are Ada. A careful gardener.\nBASIC COMMANDS: look | go <exit>"
     )
+    assert '\n---\nPat says, "Hello, Ada."\nPip waves.\n---\n## Good moves here' in result.text
     assert result.text.endswith(
-        '\n---\nPat says, "Hello, Ada."\nPip waves.\n---\n'
         "You are Ada in The Hall. A long hall with a stone floor.\n"
         "Exits: north, stair, down   Also here: Pat, Pip\n~Ada>"
     )

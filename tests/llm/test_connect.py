@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -151,3 +152,28 @@ async def test_the_check_asks_an_openai_server_for_its_models() -> None:
         with pytest.raises(LLMUnavailableError, match="model 'big' is not on"):
             await check_endpoints(dispatcher, ["big"])
         await dispatcher.aclose()
+
+
+def test_local_colon_picks_an_embedded_model_by_name_or_path(tmp_path: Path) -> None:
+    from engine.llm.local import choose_local_model
+
+    assert choose_llm("local:gemma3", {}, LLMConfig()).endpoints == (
+        EndpointChoice("local:gemma3", 1, "local"),
+    )
+    assert choose_llm("local:gemma3", {}, LLMConfig()).local
+    assert choose_local_model("gemma").name == "gemma3:270m"
+    assert choose_local_model("SmolLM2").name == "smollm2:135m"
+    assert choose_local_model(None).name == "smollm2:135m"
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF")
+    assert choose_local_model(str(gguf)).path == gguf
+    assert choose_local_model(str(tmp_path / "absent.gguf")).path is None
+    with pytest.raises(UsageError, match="not an embedded model"):
+        choose_llm("local:nonsense", {}, LLMConfig())
+
+
+def test_an_embedded_model_that_is_not_there_is_one_line(tmp_path: Path) -> None:
+    from engine.llm.local import LocalBackend
+
+    with pytest.raises(LLMUnavailableError, match="no model file at"):
+        LocalBackend(model=str(tmp_path / "absent.gguf"))

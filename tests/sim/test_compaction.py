@@ -602,3 +602,24 @@ async def test_the_run_summary_counts_failed_compaction_attempts(sim: Simulation
     dispatcher = Dispatcher([Endpoint("fake:", ScriptedBackend())])
     line = summary(Scheduler(sim, dispatcher, {}), dispatcher, 1.0)
     assert "1 compaction (3 failed attempts, 1 extractive)" in line
+
+
+async def test_a_summary_is_asked_under_the_summary_grammar_and_a_json_reply_unwrapped(
+    sim: Simulation, vault_dir: Path
+) -> None:
+    from engine.memory.summary_grammar import SUMMARY_CONSTRAINT
+
+    llm = ScriptedBackend(
+        ["look"], summary='{"summary": "I thought a great deal. Then I thought some more."}'
+    )
+    _start(sim, llm)
+    await _bo_does(sim, 9)
+    await sim.compactor.settle(5)
+    request = llm.requests[0]
+    assert request.role == "summarizer"
+    assert request.constraint is not None
+    assert request.constraint() == SUMMARY_CONSTRAINT
+    assert request.constrain is None  # the backend's default: on for the embedded model
+    _, body = read_front_matter(_summaries(vault_dir) / "recent.md")
+    assert "I thought a great deal. Then I thought some more." in body
+    assert "{" not in body

@@ -77,8 +77,9 @@ def test_constrain_true_sends_the_command_schema_and_runs_the_json_reply(
     assert len(turns) == 4
     for body in turns:
         pattern = body["format"]["properties"]["command"]["pattern"]
-        assert re.fullmatch(pattern, "look")
+        assert re.fullmatch(pattern, "say Good morning.")
         assert not re.fullmatch(pattern, "fly away")
+        assert not re.fullmatch(pattern, "say 2111242232")  # words, not digit strings
         assert "\n" not in body["options"]["stop"]  # the JSON may span lines
     commands = [
         json.loads(line)["command"]

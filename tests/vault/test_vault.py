@@ -12,7 +12,7 @@ from typing import Any
 
 import frontmatter
 import pytest
-from helpers import run
+from helpers import FIXTURE_WORLD, run
 
 from engine.config import (
     AIDefaultsConfig,
@@ -21,7 +21,7 @@ from engine.config import (
     MemoryCompactionConfig,
     Settings,
 )
-from engine.errors import VaultError, VaultLockedError
+from engine.errors import VaultError, VaultLockedError, WorldFileError
 from engine.memory.record import MemoryKind
 from engine.memory.waterfall import Windows
 from engine.sim.simulation import Simulation
@@ -271,13 +271,20 @@ def test_the_vault_wins_over_a_changed_world_file(vault_dir: Path, world_file: P
         sim.close()
 
 
-def test_a_seeded_vault_does_not_need_the_world_file(
+def test_a_seeded_vault_still_checks_its_world_file_and_the_vault_wins(
     vault_dir: Path, world_file: Path, tmp_path: Path
 ) -> None:
     seed(vault_dir, world_file, ("Pat", "go north"))
-    sim = Simulation.open(vault_dir, tmp_path / "gone.yaml")
+    before = snapshot(vault_dir)
+    with pytest.raises(WorldFileError, match=r"gone\.yaml"):
+        Simulation.open(vault_dir, tmp_path / "gone.yaml")
+    assert snapshot(vault_dir) == before
+    renamed = tmp_path / "renamed.yaml"
+    renamed.write_text(FIXTURE_WORLD.replace("name: The Yard", "name: The Muddy Yard"))
+    sim = Simulation.open(vault_dir, renamed)
     try:
         assert sim.character("Pat").location == "yard"
+        assert sim.world.rooms["yard"].name == "The Yard"  # the vault wins
     finally:
         sim.close()
 

@@ -1,0 +1,228 @@
+"""``bench.py play``: how sensibly agents play, on a named backend.
+
+    python scripts/bench.py play                     # the embedded model, 201 turns
+    python scripts/bench.py play --llm local:gemma3  # another embedded model
+    python scripts/bench.py play --llm http://127.0.0.1:11434 --model qwen2.5:0.5b
+    python scripts/bench.py play --turns 60 --log /tmp/play.jsonl
+
+``worlds/trio.yaml`` (three agents, short memory windows) runs with a fixed seed as
+``mudsim run --headless`` would, compactions included, and every LLM call is logged.
+Reported:
+
+- ``sensible_pct``: turns that ran a valid command that is not a no-op, not one of the
+  agent's last three commands, and not a note whose title is not words
+  (``engine.agents.play_quality``); ``verb_<verb>_pct`` for each verb run;
+- ``summaries_accepted_pct``: summarizer replies the quality gate accepted;
+- ``prompt_tokens_start`` / ``_end``: median prompt tokens of the first and last ten turns;
+- ``turn_s_median`` / ``_p90``: the model's seconds for a turn's calls (re-asks included;
+  waiting for another agent's call is not counted);
+- ``restart_turn_s``: the first turn after the vault is opened again with a freshly
+  loaded model (cold caches), and ``restart_load_s``, loading the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.agents.play_quality import judge_turn
+from engine.agents.reply import repeat_key
+from engine.agents.thinker import Turn
+from engine.commands import parse_line
+from engine.llm.dispatcher import Dispatcher
+from engine.llm.request import Generation, LLMRequest
+from engine.sim.run import RunOptions, connect, make_thinkers
+from engine.sim.scheduler import Happening, Scheduler
+from engine.sim.simulation import LLMLink, Simulation
+from engine.world.model import Role
+
+TRIO = Path(__file__).parents[1] / "worlds" / "trio.yaml"
+TURNS = 201
+SEED = 7
+FAST = 1000.0
+"""Scheduler speed: think intervals shrink to nothing, turns follow each other."""
+
+
+@dataclass
+class Recorder:
+    """Passes calls to the dispatcher and keeps what each one cost."""
+
+    dispatcher: Dispatcher
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    pending: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    """Agent name -> its actor calls since its last turn ended."""
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        generation = await self.dispatcher.generate(request)
+        call = {
+            "role": request.role,
+            "agent": request.agent,
+            "prompt_tokens": generation.prompt_tokens,
+            "completion_tokens": generation.completion_tokens,
+            "seconds": generation.latency,
+            "reply": generation.text,
+        }
+        self.calls.append(call)
+        if request.role == "actor" and request.agent:
+            self.pending[request.agent].append(call)
+        return generation
+
+
+@dataclass
+class TurnLog:
+    sim: Simulation
+    recorder: Recorder
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    keys: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+    def __call__(self, happening: Happening) -> None:
+        if isinstance(happening, Turn):
+            self.turns.append(self.record(happening))
+
+    def record(self, turn: Turn) -> dict[str, Any]:
+        calls = self.recorder.pending.pop(turn.agent, [])
+        parsed = parse_line(turn.command) if turn.command else None
+        verb = None
+        if parsed is not None:
+            resolved = self.sim.registry.resolve(parsed.verb, Role.PLAYER)
+            verb = resolved.command.key if resolved.command else parsed.verb
+        key = repeat_key(turn.command) if turn.command else None
+        ok = turn.result is not None and turn.result.ok and turn.error is None
+        verdict = judge_turn(
+            verb if turn.command else None,
+            parsed.args if parsed else "",
+            ok=ok,
+            key=key,
+            recent_keys=self.keys[turn.agent],
+        )
+        if key is not None:
+            self.keys[turn.agent].append(key)
+        return {
+            "agent": turn.agent,
+            "command": turn.command,
+            "verb": verb if turn.command else None,
+            "result": turn.result.text if turn.result else turn.error,
+            "verdict": verdict.why,
+            "sensible": verdict.sensible,
+            "asks": turn.asks,
+            "seconds": sum(c["seconds"] for c in calls),
+            "prompt_tokens": calls[-1]["prompt_tokens"] if calls else 0,
+            "replies": [c["reply"] for c in calls],
+        }
+
+
+async def _session(
+    vault: Path, llm: str, model: str | None, seed: int, turns_per_agent: int
+) -> tuple[TurnLog, dict[str, float]]:
+    sim = Simulation.open(vault, TRIO)
+    try:
+        options = RunOptions(world=TRIO, vault=vault, llm=llm, model=model, seed=seed)
+        started = time.perf_counter()
+        dispatcher, models = await connect(sim, options, {})
+        load_s = time.perf_counter() - started
+        recorder = Recorder(dispatcher)
+        sim.compactor.llm = recorder
+        thinkers = make_thinkers(sim, models, seed)
+        names = {sim.world.characters[a].name: m for a, m in models.items()}
+        sim.llm = LLMLink(dispatcher, names, thinkers)
+        scheduler = Scheduler(sim, recorder, thinkers, seed=seed, speed=FAST)
+        log = TurnLog(sim, recorder)
+        scheduler.listen(log)
+        started = time.perf_counter()
+        try:
+            await scheduler.run(turns_per_agent)
+        finally:
+            await scheduler.finish(30.0)
+            await sim.compactor.drain(600.0)
+            await sim.supervisor.aclose()
+            await dispatcher.aclose(grace=1.0)
+            sim.save()
+        tally = sim.compactor.tally
+        summaries = [c for c in recorder.calls if c["role"] == "summarizer"]
+        return log, {
+            "wall_s": time.perf_counter() - started,
+            "load_s": load_s,
+            "summary_calls": len(summaries),
+            "summaries_rejected": tally.rejected,
+            "compactions": tally.committed,
+            "extractive": tally.extractive,
+        }
+    finally:
+        sim.close()
+
+
+def _pct(part: int, whole: int) -> float:
+    return 100.0 * part / whole if whole else 0.0
+
+
+def _p90(values: list[float]) -> float:
+    return statistics.quantiles(values, n=10)[-1] if len(values) > 1 else values[0]
+
+
+async def play(
+    llm: str = "local",
+    *,
+    model: str | None = None,
+    turns: int = TURNS,
+    seed: int = SEED,
+    log_path: Path | None = None,
+) -> dict[str, float]:
+    per_agent = -(-turns // 3)
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = Path(tmp) / "vault"
+        log, run = await _session(vault, llm, model, seed, per_agent)
+        after, restart = await _session(vault, llm, model, seed + 1, 1)
+    records = log.turns
+    done = [r for r in records if r["command"]]
+    verbs = Counter(r["verb"] for r in done)
+    seconds = [r["seconds"] for r in records if r["seconds"]]
+    tokens = [r["prompt_tokens"] for r in records if r["prompt_tokens"]]
+    accepted = run["summary_calls"] - run["summaries_rejected"]
+    first = after.turns[0] if after.turns else {"seconds": float("nan")}
+    out: dict[str, float] = {
+        "turns": len(records),
+        "sensible_pct": _pct(sum(r["sensible"] for r in records), len(records)),
+        **{f"verb_{v}_pct": _pct(n, len(records)) for v, n in verbs.most_common()},
+        **{
+            f"not_{why.replace(' ', '_')}_pct": _pct(n, len(records))
+            for why, n in Counter(r["verdict"] for r in records).items()
+            if why != "sensible"
+        },
+        "summaries_accepted_pct": _pct(accepted, run["summary_calls"]),
+        "summary_calls": run["summary_calls"],
+        "compactions": run["compactions"],
+        "extractive_summaries": run["extractive"],
+        "prompt_tokens_start": statistics.median(tokens[:10]) if tokens else 0,
+        "prompt_tokens_end": statistics.median(tokens[-10:]) if tokens else 0,
+        "turn_s_median": statistics.median(seconds) if seconds else 0,
+        "turn_s_p90": _p90(seconds) if seconds else 0,
+        "run_wall_s": run["wall_s"],
+        "restart_load_s": restart["load_s"],
+        "restart_turn_s": first["seconds"],
+    }
+    if log_path is not None:
+        with log_path.open("w", encoding="utf-8") as file:
+            for record in records:
+                file.write(json.dumps(record, ensure_ascii=False) + "\n")
+            for call in log.recorder.calls:
+                if call["role"] != "actor":
+                    file.write(json.dumps({"call": call}, ensure_ascii=False) + "\n")
+            file.write(json.dumps({"summary": out}) + "\n")
+    return out
+
+
+def bench_play(
+    llm: str = "local",
+    model: str | None = None,
+    turns: int = TURNS,
+    seed: int = SEED,
+    log_path: Path | None = None,
+) -> dict[str, float]:
+    return asyncio.run(play(llm, model=model, turns=turns, seed=seed, log_path=log_path))

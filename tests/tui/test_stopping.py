@@ -1,0 +1,146 @@
+"""Stopping the TUI (issue 14, item 5), driven by Pilot: q, Ctrl-C and Ctrl-Q say at
+once what they wait for, count it down until the app exits, and a second press stops
+at once with every journal whole. The model is held by the test (``GatedModel``), so
+the turns and the summary in flight are real ones, on a real vault in ``tmp_path``."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from tui_scenes import GatedModel, hall_app, hold_work, status_text, until
+
+from engine.sim.simulation import Simulation
+from engine.tui.app import MudsimApp, PromptScreen
+from engine.tui.runner import close_app
+from engine.vault.journal_reader import read_records
+
+
+async def test_q_counts_down_the_work_in_flight_until_the_app_exits(tmp_path: Path) -> None:
+    model = GatedModel()
+    app = hall_app(tmp_path, model)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await hold_work(app, model, pilot)
+        assert status_text(app) == ""
+        await pilot.press("q")
+        await pilot.pause()
+        shown = "Stopping: finishing 2 turns and 1 summary... press q again to stop now"
+        assert status_text(app) == shown
+        assert "stopping" in app.sub_title
+        await pilot.pause(0.7)  # the panels refresh every 0.5 s: the message stays
+        assert status_text(app) == shown
+        assert "stopping" in app.sub_title
+        await pilot.press("n")  # no new round once stopping
+        await pilot.pause()
+        assert len(model.waiting["actor"]) == 2
+
+        model.release("actor", "say Done.")
+        await until(lambda: "finishing 1 turn and 1 summary" in status_text(app))
+        model.release("summarizer", "Pat greeted the hall three times, one word at a time.")
+        await until(lambda: "finishing 1 turn and 0 summaries" in status_text(app))
+        await pilot.pause(0.3)
+        assert app.return_code is None  # still waiting for the last turn
+        model.release("actor", "say Me too.")
+        await until(lambda: app.return_code is not None)
+    await close_app(app)
+    said = [memory.text for mind in app.sim.minds.values() for memory in mind.tail]
+    assert any("Done." in text for text in said)
+    assert any("Me too." in text for text in said)
+    recent = app.sim.minds["bo"].summaries.recent
+    assert recent is not None
+    assert recent.text == "Pat greeted the hall three times, one word at a time."
+    app.sim.close()
+
+
+def _journal_lines(vault: Path, folder: str) -> list[dict[str, object]]:
+    raw = (vault / "agents" / folder / "memories.jsonl").read_bytes()
+    assert raw.endswith(b"\n")  # no torn last line
+    return [json.loads(line) for line in raw.decode("utf-8").splitlines()]
+
+
+async def test_a_second_q_stops_at_once_and_every_journal_is_whole(tmp_path: Path) -> None:
+    model = GatedModel()
+    app = hall_app(tmp_path, model)  # a 30 s grace: only the second press ends it soon
+    async with app.run_test(size=(80, 24)) as pilot:
+        await hold_work(app, model, pilot)
+        counts = {mind.character.folder: mind.count for mind in app.sim.minds.values()}
+        await pilot.press("q")
+        await pilot.pause()
+        assert status_text(app).startswith("Stopping: finishing 2 turns and 1 summary")
+        started = time.monotonic()
+        await pilot.press("q")
+        await until(lambda: app.return_code is not None, limit=5.0)
+        assert status_text(app).startswith("Stopping now: cutting short")
+    await close_app(app)  # what the runner does after the app: nothing is left to wait for
+    assert time.monotonic() - started < 5.0
+    app.sim.close()
+    # never answered: the two turns and the summary call were cut short
+    assert [call.cancelled() for call in model.waiting["actor"]] == [True, True]
+    assert [call.cancelled() for call in model.waiting["summarizer"]] == [True]
+
+    vault = tmp_path / "vault"
+    assert counts == {"Ada": 3, "Bo": 3, "Pat": 3}
+    for folder, count in counts.items():
+        lines = _journal_lines(vault, folder)
+        assert [line["seq"] for line in lines] == list(range(count))
+        warnings: list[str] = []
+        records = read_records(vault / "agents" / folder / "memories.jsonl", warn=warnings.append)
+        assert [record.seq for record in records] == list(range(count))
+        assert warnings == []
+        state = json.loads((vault / "agents" / folder / "memory-state.json").read_text())
+        assert state["memories"] == count
+        assert state["in_flight"] is False
+    # the vault opens again as it was left
+    warnings = []
+    again = Simulation.open(vault, tmp_path / "hall.yaml", warn=warnings.append)
+    try:
+        assert {m.character.folder: m.count for m in again.minds.values()} == counts
+        assert warnings == []
+    finally:
+        again.close()
+
+
+async def _stop_key_test(app: MudsimApp, model: GatedModel, key: str, shown_key: str) -> None:
+    async with app.run_test(size=(80, 24)) as pilot:
+        await hold_work(app, model, pilot)
+        await pilot.press("p")  # the prompt view is up: the stop closes it
+        await pilot.pause()
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press(key)
+        await pilot.pause(0.3)
+        assert not isinstance(app.screen, PromptScreen)
+        assert status_text(app) == (
+            f"Stopping: finishing 2 turns and 1 summary... press {shown_key} again to stop now"
+        )
+        assert app.return_code is None  # not Textual's quit: the work in flight is waited for
+        assert app.scheduler.stopping
+        await pilot.press("i")  # on the input line too, the key still stops
+        await pilot.press(key)
+        await until(lambda: app.return_code is not None, limit=5.0)
+    await close_app(app)
+    app.sim.close()
+
+
+async def test_ctrl_c_stops_as_q_does(tmp_path: Path) -> None:
+    model = GatedModel()
+    await _stop_key_test(hall_app(tmp_path, model), model, "ctrl+c", "Ctrl-C")
+
+
+async def test_ctrl_q_stops_as_q_does(tmp_path: Path) -> None:
+    model = GatedModel()
+    await _stop_key_test(hall_app(tmp_path, model), model, "ctrl+q", "Ctrl-Q")
+
+
+async def test_with_nothing_in_flight_q_exits_at_once(tmp_path: Path) -> None:
+    model = GatedModel()
+    app = hall_app(tmp_path, model)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("q")
+        await until(lambda: app.return_code is not None, limit=2.0)
+        assert status_text(app) == (
+            "Stopping: finishing 0 turns and 0 summaries... press q again to stop now"
+        )
+    await close_app(app)
+    app.sim.close()
