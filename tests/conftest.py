@@ -35,6 +35,13 @@ def no_real_llm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MUDSIM_MODEL", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def own_cache_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The embedded model's saved prefix states go to the test's own folder, never the
+    user's cache (subprocesses inherit this)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
 @pytest.fixture
 def world_file(tmp_path: Path) -> Path:
     path = tmp_path / "fixture.yaml"

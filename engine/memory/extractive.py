@@ -48,7 +48,7 @@ def extractive_summary(memories: Sequence[str], budget: int) -> str:
     """The most informative of ``memories`` within ``budget`` characters, one line
     each, oldest first."""
     pieces = _distinct(_one_line(memory) for memory in memories)
-    chosen = _select(pieces, budget, cap=_piece_cap(budget))
+    chosen = _distinct(_select(pieces, budget, cap=_piece_cap(budget)))  # two cut alike
     return "\n".join(chosen) if chosen else _fit(NOTHING, budget)
 
 

@@ -44,13 +44,25 @@ def next_compaction_at(memories: int, boundary: int, windows: Windows) -> int:
 
 
 def verbatim_count(memories: int, boundary: int, windows: Windows) -> int:
-    """How many memories the prompt shows word for word (at most I + R in a backlog)."""
-    return max(0, min(memories - boundary, windows.span))
+    """How many memories the prompt shows word for word.
+
+    All of [b, M) while that is at most I + R. In a backlog (M - b > I + R: the
+    summarizer is behind) the shown block starts R, 2R, ... memories past b, at the
+    first such start that leaves at most I + R: between I + 1 and I + R memories. Its
+    start then stays put for R new memories (and does not move when the chunk being
+    summarized commits), so a server's cached prompt prefix keeps serving; a block
+    sliding by one memory at a time would make every turn evaluate the whole prompt."""
+    uncovered = max(0, memories - boundary)
+    over = uncovered - windows.span
+    if over <= 0:
+        return uncovered
+    steps = -(-over // windows.recent)
+    return uncovered - steps * windows.recent
 
 
 def backlog(memories: int, boundary: int, windows: Windows) -> int:
-    """Memories past the boundary that the prompt does not show (M - b - (I + R), at least 0)."""
-    return max(0, memories - boundary - windows.span)
+    """Memories past the boundary that the prompt does not show (0 unless M - b > I + R)."""
+    return max(0, memories - boundary) - verbatim_count(memories, boundary, windows)
 
 
 def due_chunk(memories: int, boundary: int, windows: Windows) -> Chunk | None:

@@ -59,7 +59,10 @@ def newest_part(text: str, chars: int | None) -> str:
     summary's newest part is what the agent most needs)."""
     if chars is None or len(text) <= chars:
         return text
-    cut = text[len(text) - chars :]
+    start = len(text) - chars
+    cut = text[start:]
+    if text[start - 1].isspace():
+        return cut
     space = cut.find(" ")
     return cut[space + 1 :] if 0 <= space < len(cut) - 1 else cut
 
@@ -175,7 +178,8 @@ def command_grammar(sim: Simulation, character: Character) -> CommandGrammar:
     """What ``character`` can validly type where it stands now.
 
     Its last ``RECENT`` commands are not offered again where they are names to choose
-    (``go east``, ``look``), ``note`` and ``think`` rest after use, ``help`` is left out,
+    (``go east``, ``look``), ``note`` and ``think`` rest after use, ``help`` is left out
+    (and ``recall`` while the agent has no notes),
     note titles are words of the situation, and no ``| reason`` is written."""
     world = sim.world
     room = world.rooms[character.location]
@@ -184,6 +188,8 @@ def command_grammar(sim: Simulation, character: Character) -> CommandGrammar:
     commands = tuple(sim.registry.allowed(character.role))
     recent = recent_commands(sim, character, NOTE_REST)
     rest = set(NOT_FOR_AGENTS)
+    if not sim.vault.notes(character.folder).all():
+        rest.add("recall")  # nothing to recall yet: it could only fail
     if any(key.split(" ", 1)[0] == "note" for key in recent):
         rest.add("note")
     if any(key.split(" ", 1)[0] == "think" for key in recent[-THINK_REST:]):

@@ -147,10 +147,12 @@ def test_note_titles_from_the_situations_words_and_no_reason() -> None:
 def test_an_agents_grammar_avoids_its_last_commands_and_rests_its_notes(sim: Simulation) -> None:
     ada = sim.character("Ada")
     assert command_grammar(sim, ada).accepts("go stair")
+    assert "recall" not in command_grammar(sim, ada).verbs  # no notes yet
     sim.execute(ada, "look")
     sim.execute(ada, "note Lamp -> brass")
     grammar = command_grammar(sim, ada)
     assert not grammar.accepts("look")
+    assert "recall" in grammar.verbs
     assert "note" not in grammar.verbs
     assert "help" not in grammar.verbs
     assert not grammar.accepts("say Hello, Pat. | a reason")

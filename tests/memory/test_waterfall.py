@@ -95,7 +95,7 @@ def test_status_json_has_the_contract_keys_and_nulls_for_missing_summaries() -> 
     )
     data = status.to_json()
     assert data == {
-        "name": "Ada", "type": "agent", "memories": 130, "boundary": 0, "verbatim": 128,
+        "name": "Ada", "type": "agent", "memories": 130, "boundary": 0, "verbatim": 66,
         "immediate_window": 64, "recent_window": 64, "next_compaction_at": 130,
         "in_flight": False, "failures": 0, "last_error": None,
         "short_term": None, "long_term": None, "hidden_in_last_prompt": None,
@@ -192,8 +192,27 @@ def test_a_stale_forced_target_never_shortens_a_due_chunk() -> None:
 def test_backlog_counts_what_the_prompt_does_not_show() -> None:
     w = Windows(64, 64)
     assert backlog(128, 0, w) == 0
-    assert backlog(300, 0, w) == 172
-    assert verbatim_count(300, 0, w) == 128
+    assert backlog(300, 0, w) == 192  # the block starts at 3R, the first start leaving <= I + R
+    assert verbatim_count(300, 0, w) == 108
+    assert verbatim_count(129, 0, w) == 65  # one past I + R: the block starts at R
+    assert verbatim_count(192, 0, w) == 128  # ... and stays there for R memories
+    assert verbatim_count(193, 0, w) == 65
+    assert verbatim_count(193, 64, w) == 129 - 64  # a commit of [0, 64) leaves it in place
+
+
+@given(st.integers(1, 50), st.integers(1, 50), st.integers(0, 5000), st.integers(0, 5000))
+def test_a_backlogged_block_starts_on_a_chunk_boundary_and_shows_at_least_i_plus_one(
+    immediate: int, recent: int, memories: int, boundary: int
+) -> None:
+    w = Windows(immediate, recent)
+    boundary = min(boundary, memories)
+    shown = verbatim_count(memories, boundary, w)
+    if memories - boundary > w.span:
+        assert immediate + 1 <= shown <= w.span
+        assert (memories - shown - boundary) % recent == 0
+        # one more memory moves the start only when the block is full again
+        after = verbatim_count(memories + 1, boundary, w)
+        assert after == shown + 1 or (shown == w.span and after == shown + 1 - recent)
 
 
 @given(st.integers(1, 50), st.integers(1, 50), st.integers(0, 5000), st.integers(0, 5000))
