@@ -14,6 +14,7 @@ of several repeats; the spread (min-max) is printed next to it.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import statistics
@@ -28,7 +29,7 @@ from bench_fairness import bench_fairness
 from bench_llm import bench_dispatch, bench_engine, bench_pool
 from bench_local import bench_local
 from bench_memory import bench_memory
-from bench_play import SEED, TURNS, bench_play
+from bench_play import SEED, TURNS, play
 from bench_tui import bench_tui
 
 from engine.memory.record import MemoryKind, MemoryRecord, utc_now
@@ -109,7 +110,7 @@ OPT_IN = {"local"}
 
 
 def play_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="bench.py play", description=bench_play.__doc__)
+    parser = argparse.ArgumentParser(prog="bench.py play", description=play.__doc__)
     parser.add_argument("--llm", default="local", help="as `mudsim run --llm` (default: local)")
     parser.add_argument("--model", default=None, help="the model, for an HTTP server")
     parser.add_argument("--turns", type=int, default=TURNS, help=f"turns in all (default {TURNS})")
@@ -118,7 +119,9 @@ def play_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     print(f"mudsim play bench: {args.llm}, {args.turns} turns, seed {args.seed}, "
           f"python {sys.version.split()[0]}, {os.cpu_count()} cores", flush=True)  # fmt: skip
-    result = bench_play(args.llm, args.model, args.turns, args.seed, args.log)
+    result = asyncio.run(
+        play(args.llm, model=args.model, turns=args.turns, seed=args.seed, log_path=args.log)
+    )
     for key, value in result.items():
         print(f"  play       {key:32} {value:>12,.2f}")
     print(json.dumps({"play": result}))

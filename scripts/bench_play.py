@@ -22,7 +22,6 @@ Reported:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import statistics
 import tempfile
@@ -174,6 +173,8 @@ async def play(
     seed: int = SEED,
     log_path: Path | None = None,
 ) -> dict[str, float]:
+    """Play ``turns`` turns of worlds/trio.yaml on ``llm`` and report how sensibly and how
+    fast the agents played (see the module's docstring)."""
     per_agent = -(-turns // 3)
     with tempfile.TemporaryDirectory() as tmp:
         vault = Path(tmp) / "vault"
@@ -216,13 +217,3 @@ async def play(
                     file.write(json.dumps({"call": call}, ensure_ascii=False) + "\n")
             file.write(json.dumps({"summary": out}) + "\n")
     return out
-
-
-def bench_play(
-    llm: str = "local",
-    model: str | None = None,
-    turns: int = TURNS,
-    seed: int = SEED,
-    log_path: Path | None = None,
-) -> dict[str, float]:
-    return asyncio.run(play(llm, model=model, turns=turns, seed=seed, log_path=log_path))

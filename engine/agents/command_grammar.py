@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from engine.agents.reply import repeat_key
 from engine.commands.registry import ArgKind, Command
 
 WORDS_MAX = 10
@@ -126,10 +127,6 @@ def command_shapes(commands: Iterable[Command], view: RoomView) -> tuple[Shape, 
     return tuple(shapes)
 
 
-def _key(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def _avoiding(shape: Shape, avoid: frozenset[str]) -> Shape | None:
     """``shape`` without the lines in ``avoid`` that it spells out as names to choose
     (a bare verb, or a verb and one choice); None when nothing is left."""
@@ -137,13 +134,13 @@ def _avoiding(shape: Shape, avoid: frozenset[str]) -> Shape | None:
         return shape
     bare = all(slot.optional for slot in shape.slots)
     if len(shape.slots) > 1 or (shape.slots and shape.slots[0].choices is None):
-        return shape if not bare or _key(shape.verb) not in avoid else None
+        return shape if not bare or repeat_key(shape.verb) not in avoid else None
     if not shape.slots:
-        return None if _key(shape.verb) in avoid else shape
+        return None if repeat_key(shape.verb) in avoid else shape
     slot = shape.slots[0]
     assert slot.choices is not None
-    kept = tuple(c for c in slot.choices if _key(f"{shape.verb} {c}") not in avoid)
-    keep_bare = slot.optional and _key(shape.verb) not in avoid
+    kept = tuple(c for c in slot.choices if repeat_key(f"{shape.verb} {c}") not in avoid)
+    keep_bare = slot.optional and repeat_key(shape.verb) not in avoid
     if not kept:
         return Shape(shape.verb) if keep_bare else None
     return Shape(shape.verb, (Slot(kept, slot.free, keep_bare, slot.lead),))

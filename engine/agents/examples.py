@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.agents.reply import repeat_key
+
 EXAMPLES = 3
 
 _GREETINGS = (
@@ -38,15 +40,11 @@ class Situation:
     """Repeat keys of the agent's recent commands."""
 
 
-def _key(line: str) -> str:
-    return " ".join(line.lower().split())
-
-
 def _pick(options: Sequence[str], turn: int, avoid: frozenset[str]) -> str | None:
     """The option after ``turn`` steps of rotation that is not to be avoided."""
     for step in range(len(options)):
         option = options[(turn + step) % len(options)]
-        if _key(option) not in avoid:
+        if repeat_key(option) not in avoid:
             return option
     return None
 

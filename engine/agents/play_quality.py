@@ -8,7 +8,7 @@ agent's last three commands, and, for a ``note``, has a title made of words.
 - A no-op: ``help`` (reading the manual is not playing), or free text with no word in
   it (``say 2111242232``, ``emote ...``).
 - A repeat: the same command (its verb and arguments, whatever the reason or case) as
-  one of the agent's last ``REPEAT_WINDOW`` commands.
+  one of the agent's last ``RECENT_COMMANDS`` commands.
 - A word is a run of letters (any script) of which, in the Latin alphabet, at least one
   is a vowel: ``Kettle``, ``Café``, ``日本`` are words; ``2111242232``, ``xzk``, ``--`` are not.
 """
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-REPEAT_WINDOW: Final = 3
-"""A command equal to one of the agent's last this-many commands is a repeat."""
+from engine.agents.reply import RECENT_COMMANDS
+
 NO_OP_VERBS: Final = frozenset({"help"})
 FREE_TEXT_VERBS: Final = frozenset({"say", "emote", "think", "note", "recall"})
 
@@ -85,6 +85,6 @@ def judge_turn(
             return Verdict(False, "junk note title")
         if not has_words(body if arrow else argument):
             return Verdict(False, "no-op")
-    if key is not None and key in recent_keys[-REPEAT_WINDOW:]:
+    if key is not None and key in recent_keys[-RECENT_COMMANDS:]:
         return Verdict(False, "repeat")
     return Verdict(True, "sensible")

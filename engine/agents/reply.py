@@ -98,6 +98,11 @@ def _json_command(text: str) -> str | None:
     return command if isinstance(command, str) else None
 
 
+RECENT_COMMANDS = 3
+"""A command equal to one of the agent's last this-many commands is a repeat: the thinker
+asks again, the grammar does not offer it, the play bench does not count it sensible."""
+
+
 def repeat_key(line: str) -> str:
     """The command part (before the first ``|``), lower-cased with whitespace collapsed:
     equal keys mean the same command was typed again."""

@@ -31,15 +31,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from engine.agents.reply import echoes_transcript, parse_reply, repeat_key
+from engine.agents.reply import RECENT_COMMANDS, echoes_transcript, parse_reply, repeat_key
 from engine.commands.result import Result
 from engine.errors import LLMError, MudsimError
 from engine.llm.request import Constraint, Generation, LLMRequest, Priority
 
 MAX_ASKS = 3
 """One ask plus at most two re-asks after a repeat or an echo of the prompt."""
-RECENT = 3
-"""A command equal to one of the agent's last this-many commands is a repeat."""
 
 log = logging.getLogger("mudsim")
 
@@ -88,7 +86,7 @@ class Thinker:
     """The actor profile's ``constrain`` (None: the backend's default)."""
     last_key: str | None = None
     recent_keys: list[str] = field(default_factory=list)
-    """Repeat keys of the last ``RECENT`` commands run (``last_key`` is the newest)."""
+    """Repeat keys of the last ``RECENT_COMMANDS`` commands run (``last_key`` is the newest)."""
     turns: int = 0
     skipped: int = 0
     last_error: str | None = None
@@ -135,12 +133,12 @@ class Thinker:
             if line is None:
                 return Turn(self.name, None, None, ask, tuple(rejected))
             key = repeat_key(line)
-            again = key == self.last_key or key in self.recent_keys[-RECENT:]
+            again = key == self.last_key or key in self.recent_keys[-RECENT_COMMANDS:]
             if ask < MAX_ASKS and (again or echoes_transcript(line, self.last_prompt or "")):
                 rejected.append(line)
                 continue
             self.last_key, self.last_command = key, line
-            self.recent_keys = [*self.recent_keys, key][-RECENT:]
+            self.recent_keys = [*self.recent_keys, key][-RECENT_COMMANDS:]
             try:
                 result = self.execute(line)
             except Exception as exc:  # a command handler's bug must not end the run

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from engine.agents.command_grammar import CommandGrammar, RoomView, command_shapes, help_topics
 from engine.agents.examples import Situation, example_turns
 from engine.agents.prompt import FittedPrompt, PromptParts, char_budget, fit_prompt
-from engine.agents.reply import repeat_key
+from engine.agents.reply import RECENT_COMMANDS, repeat_key
 from engine.commands.registry import Command
 from engine.config import RoleProfile
 from engine.llm.request import Constraint
@@ -98,7 +98,7 @@ def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
     notes_chars = int(profile.notes_tokens * CHARS_PER_TOKEN) or None
     things = [t.name for t in world.things_in(room.id)]
     situation = Situation(room.name, list(room.exits), things, others,
-                          frozenset(recent_commands(sim, character, RECENT)))  # fmt: skip
+                          frozenset(recent_commands(sim, character, RECENT_COMMANDS)))  # fmt: skip
     return PromptParts(
         name=character.name,
         profile=character.profile,
@@ -140,8 +140,6 @@ def turn_prompt(sim: Simulation, character: Character) -> str:
     return fitted.text
 
 
-RECENT = 3
-"""The agent's last this-many commands are not offered again when they are choices."""
 NOTE_REST = 8
 """An agent writes at most one note in this many commands."""
 THINK_REST = 2
@@ -177,7 +175,7 @@ def situation_words(texts: Iterable[str], limit: int = 32) -> tuple[str, ...]:
 def command_grammar(sim: Simulation, character: Character) -> CommandGrammar:
     """What ``character`` can validly type where it stands now.
 
-    Its last ``RECENT`` commands are not offered again where they are names to choose
+    Its last ``RECENT_COMMANDS`` commands are not offered again where they are names to choose
     (``go east``, ``look``), ``note`` and ``think`` rest after use, ``help`` is left out
     (and ``recall`` while the agent has no notes),
     note titles are words of the situation, and no ``| reason`` is written."""
@@ -198,7 +196,7 @@ def command_grammar(sim: Simulation, character: Character) -> CommandGrammar:
         exits=tuple(room.exits),
         things=(*things, *people),
         topics=help_topics(commands),
-        avoid=frozenset(recent[-RECENT:]),
+        avoid=frozenset(recent[-RECENT_COMMANDS:]),
         rest=frozenset(rest),
         title_words=situation_words([*people, room.name, *things, *room.exits, room.description]),
     )

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from engine.agents.reply import repeat_key
+from engine.agents.reply import RECENT_COMMANDS
 from engine.agents.thinker import Thinker, Turn
 from engine.llm.connect import (
     build_dispatcher,
@@ -34,7 +34,7 @@ from engine.llm.dispatcher import Dispatcher, RetryPolicy
 from engine.llm.local import MODEL_NAME as LOCAL_MODEL
 from engine.llm.metrics import seconds
 from engine.sim.do import summarizer_models
-from engine.sim.prompting import RECENT, command_constraint, recent_commands, turn_prompt
+from engine.sim.prompting import command_constraint, recent_commands, turn_prompt
 from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import LLMLink, Simulation
 from engine.vault.journal import EVERY_100_MS
@@ -75,6 +75,8 @@ def make_thinkers(
     thinkers = {}
     for agent_id, model in models.items():
         character = sim.world.characters[agent_id]
+        # the agent's last commands before this run, so a restart cannot sneak in a repeat
+        recent = recent_commands(sim, character, RECENT_COMMANDS)
         thinkers[agent_id] = Thinker(
             name=character.name,
             model=model,
@@ -85,18 +87,10 @@ def make_thinkers(
             seed=seed,
             constraint=lambda c=character: command_constraint(sim, c),  # type: ignore[misc]
             constrain=constrain,
-            last_key=_last_command(sim, agent_id),
-            recent_keys=recent_commands(sim, character, RECENT),
+            last_key=recent[-1] if recent else None,
+            recent_keys=recent,
         )
     return thinkers
-
-
-def _last_command(sim: Simulation, agent_id: str) -> str | None:
-    """The agent's last command before this run, so a restart cannot sneak in a repeat."""
-    for memory in reversed(sim.minds[agent_id].tail):
-        if memory.command:
-            return repeat_key(memory.command)
-    return None
 
 
 async def connect(

@@ -90,8 +90,7 @@ class Simulation:
         self.compactor = Compactor(
             llm=None, models={}, options=settings.llm.options_for("summarizer"),
             save_state=self._save_state, supervisor=self.supervisor,
-            constrain=settings.llm.profiles["summarizer"].constrain
-            if "summarizer" in settings.llm.profiles else None,
+            constrain=getattr(settings.llm.profiles.get("summarizer"), "constrain", None),
         )  # fmt: skip
         """Memory compaction; idle (everything pending) until ``start_compaction``."""
 
