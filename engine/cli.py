@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from engine.errors import MudsimError, UsageError
-from engine.sim.status import read_status
+from engine.memory.knowledge import KNOWLEDGE_TYPES
+from engine.sim.status import read_clock, read_status
 
 if TYPE_CHECKING:
     from engine.sim.run import RunOptions
@@ -87,9 +88,16 @@ def world_apply(args: argparse.Namespace) -> None:
 def status(args: argparse.Namespace) -> None:
     statuses = read_status(args.vault, args.agent)
     if args.json:
-        print(json.dumps({"agents": [s.to_json() for s in statuses]}, indent=2))
+        shape = {"clock": read_clock(args.vault), "agents": [s.to_json() for s in statuses]}
+        print(json.dumps(shape, indent=2))
     else:
         print("\n\n".join(s.render() for s in statuses))
+
+
+def knowledge(args: argparse.Namespace) -> None:
+    from engine.sim.knowledge_report import knowledge_report
+
+    print(knowledge_report(args.vault, args.agent, args.type, as_json=args.json))
 
 
 def repair(args: argparse.Namespace) -> None:
@@ -252,6 +260,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--agent", metavar="NAME", help="only this character")
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub.set_defaults(run=status)
+    sub = verb(
+        "knowledge",
+        "List an agent's knowledge bank (typed entries learned from its notes, memories "
+        "and conversations) and what its last knowledge pass did.",
+        world=False,
+        character=False,
+    )
+    sub.add_argument("--agent", metavar="NAME", required=True, help="whose bank")
+    sub.add_argument("--type", choices=KNOWLEDGE_TYPES, help="only entries of this type")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+    sub.set_defaults(run=knowledge)
     sub = verb(
         "repair",
         "Make each character's memory state agree with what its journal holds; say what "

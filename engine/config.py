@@ -112,6 +112,11 @@ class LLMConfig(_Settings):
 class MemoryCompactionConfig(_Settings):
     immediate_window: int = Field(default=64, ge=1)
     recent_window: int = Field(default=64, ge=1)
+    consolidate_every: int = Field(default=256, ge=1)
+    """Memories between an agent's automatic knowledge passes."""
+    knowledge_context: int | None = Field(default=None, ge=1)
+    """The consolidating model's window in tokens, for the bank's capacity tier (unset:
+    the consolidator profile's ``num_ctx``)."""
 
 
 class AIDefaultsConfig(_Settings):

@@ -19,6 +19,10 @@ The points, where they are and what a kill there leaves behind:
 - ``world-save-mid``: in a world save, between the snapshot and the agent files.
 - ``miniworld-import-mid``: after each Miniworld memory file imported into a new
   character's journal (``:N``: N files imported, the rest not, the folder not renamed).
+- ``knowledge-between-phases``: a knowledge pass has its candidates (and read the bank),
+  the consolidation call has not been made; nothing is written.
+- ``knowledge-after-log``: a pass's log lines are appended, the bank is not written.
+- ``knowledge-after-bank``: the bank is written, the pass record is not.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ Reported:
 - ``prompt_tokens_start`` / ``_end``: median prompt tokens of the first and last ten turns;
 - ``turn_s_median`` / ``_p90``: the model's seconds for a turn's calls (re-asks included;
   waiting for another agent's call is not counted);
+- ``warm_calls`` / ``warm_s``: prompts evaluated ahead of a turn after a compaction (the
+  embedded model's prefix cache), and their seconds: background work the turns do not
+  wait for, but the model does;
 - ``restart_turn_s``: the first turn after the vault is opened again with a freshly
   loaded model (cold caches), and ``restart_load_s``, loading the model.
 """
@@ -151,13 +154,15 @@ async def _session(
             "summary_calls": len(summaries),
             "summaries_rejected": tally.rejected,
             "compactions": tally.committed,
+            "warm_calls": sum(1 for c in recorder.calls if c["role"] == "warm"),
+            "warm_s": sum(c["seconds"] for c in recorder.calls if c["role"] == "warm"),
             "extractive": tally.extractive,
         }
     finally:
         sim.close()
 
 
-def _pct(part: int, whole: int) -> float:
+def _pct(part: float, whole: float) -> float:
     return 100.0 * part / whole if whole else 0.0
 
 
@@ -204,6 +209,8 @@ async def play(
         "prompt_tokens_end": statistics.median(tokens[-10:]) if tokens else 0,
         "turn_s_median": statistics.median(seconds) if seconds else 0,
         "turn_s_p90": _p90(seconds) if seconds else 0,
+        "warm_calls": run["warm_calls"],
+        "warm_s": run["warm_s"],
         "run_wall_s": run["wall_s"],
         "restart_load_s": restart["load_s"],
         "restart_turn_s": first["seconds"],

@@ -62,7 +62,7 @@ def status_json(
     code, out, err = cli(capsys, "status", "--vault", vault_dir, "--json", *extra)
     assert code == 0, err
     data = json.loads(out)
-    assert set(data) == {"agents"}
+    assert set(data) == {"clock", "agents"}
     agents: list[dict[str, Any]] = data["agents"]
     return agents
 

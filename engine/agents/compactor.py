@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -129,6 +129,11 @@ class Compactor:
     sleep: Callable[[float], Any] = asyncio.sleep
     jitter: Callable[[], float] = random.random
     """A number in [0, 1): each backoff is between half and all of its delay."""
+    warm: Callable[[MemoryStream], Awaitable[None]] | None = None
+    """Called (its wait counted as a call in progress) after a worker's last commit: the
+    embedded model evaluates the character's new prompt ahead of its turn, since a new
+    summary changes the prompt near its start and the cached prefix no longer serves.
+    A failure is logged and changes nothing."""
     supervisor: Supervisor = field(default_factory=lambda: Supervisor(log_error))
     """Owns the worker tasks; unexpected errors go to its report."""
     workers: dict[str, _Worker] = field(default_factory=dict)
@@ -214,7 +219,7 @@ class Compactor:
     async def _attempts(self, worker: _Worker) -> None:
         mind = worker.mind
         failures_in_a_row = 0
-        announced = False
+        announced = committed = False
         while not self.stopping:
             chunk = next_chunk(mind.count, mind.boundary, mind.windows, worker.target)
             if chunk is None:
@@ -231,7 +236,19 @@ class Compactor:
                 await self.sleep(self.backoff(failures_in_a_row))
                 failures_in_a_row += 1
             else:
-                failures_in_a_row = 0
+                failures_in_a_row, committed = 0, True
+        if committed and self.warm is not None:
+            await self._warm(worker, self.warm)
+
+    async def _warm(self, worker: _Worker, warm: Callable[[MemoryStream], Awaitable[None]]) -> None:
+        worker.calling = True  # a run's end waits for it: the next start finds the prefix
+        try:
+            await warm(worker.mind)
+        except Exception as exc:  # only a cache is lost
+            _log.warning("the prompt of %s was not evaluated ahead: %s",
+                        worker.mind.character.name, one_line(exc))  # fmt: skip
+        finally:
+            worker.calling = False
 
     def backoff(self, failures_in_a_row: int) -> float:
         """Seconds to wait after the (n+1)-th failure in a row: ``first_delay`` * 2**n,

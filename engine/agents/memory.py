@@ -112,7 +112,11 @@ class MemoryStream:
         reason: str | None = None,
         failed: bool = False,
         at: str | None = None,
+        sim: str | None = None,
+        speaker: str | None = None,
     ) -> MemoryRecord:
+        """Append one memory; ``sim`` is the world clock's reading, ``speaker`` who
+        spoke (speech only)."""
         memory = MemoryRecord(
             seq=self.journal.count,
             at=at or utc_now(),
@@ -123,6 +127,8 @@ class MemoryStream:
             command=command,
             reason=reason,
             failed=failed,
+            sim=sim,
+            speaker=speaker,
         )
         self.journal.append(memory)
         self.tail.append(memory)

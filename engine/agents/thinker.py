@@ -176,6 +176,19 @@ class Thinker:
 
         return guarded
 
+    def warm_request(self) -> LLMRequest:
+        """One token on the agent's prompt as it stands, in the background: a backend
+        with a prefix cache keeps the evaluated prompt for the agent's next turn."""
+        return LLMRequest(
+            prompt=self._guarded(self.build_prompt, "prompt"),
+            model=self.model,
+            options={**self.options, "num_predict": 1},
+            agent=self.name,
+            role="warm",
+            priority=Priority.SUMMARY,
+            constrain=False,
+        )
+
     def _request(self, prompt: Callable[[], str], ask: int) -> LLMRequest:
         options = dict(self.options)
         if self.seed is not None:

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from engine.commands import admin, building, identity, memory, movement, query, social
+from engine.commands import (
+    admin,
+    building,
+    clock,
+    identity,
+    knowledge,
+    memory,
+    movement,
+    query,
+    social,
+)
 from engine.commands.context import CommandContext
 from engine.commands.parser import ParsedLine, parse_line
 from engine.commands.registry import Command, Invocation, Registry, Resolution
@@ -24,6 +34,7 @@ __all__ = [
 def default_registry() -> Registry:
     """Every built-in command."""
     registry = Registry()
-    for family in (social, movement, memory, identity, query, building, admin):
+    families = (social, movement, memory, knowledge, identity, query, building, admin, clock)
+    for family in families:
         registry.extend(family.COMMANDS)
     return registry

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from engine.commands.registry import Registry
+from engine.vault.knowledge_store import KnowledgeStore
 from engine.vault.notes import NoteStore
 from engine.world.events import EventKind
 from engine.world.model import Character
@@ -46,3 +47,9 @@ class CommandContext(Protocol):
 
     def compact_memories(self, character: Character) -> str:
         """Start compacting ``character``'s memories now; say what will happen."""
+
+    def knowledge(self, character: Character) -> KnowledgeStore:
+        """``character``'s knowledge bank, its pass records and its log."""
+
+    def consolidate(self, character: Character) -> str:
+        """Start a knowledge pass for ``character`` now; say what will happen."""

@@ -28,12 +28,15 @@ class ScriptedBackend:
         *,
         fail_first: int = 0,
         summary: str = DEFAULT_SUMMARY,
+        knowledge: str = "[]",
     ) -> None:
         if not replies:
             raise ValueError("a scripted backend needs at least one reply")
         self.replies = list(replies)
         self.summary = summary
-        """What every summarizer or consolidator request gets (the script is for turns)."""
+        """What every summarizer request gets (the script is for turns)."""
+        self.knowledge = knowledge
+        """What every knowledge-pass request gets (default: nothing was learned)."""
         self.fail_first = fail_first
         self.prompts: list[str] = []
         self.requests: list[LLMRequest] = []
@@ -53,7 +56,9 @@ class ScriptedBackend:
         if self.fail_first > 0:
             self.fail_first -= 1
             raise LLMUnavailableError("scripted failure")
-        if request.role != "actor":
+        if request.role == "consolidator":
+            text = self.knowledge
+        elif request.role != "actor":
             text = self.summary
         else:
             text = self.replies[self._next % len(self.replies)]

@@ -4,7 +4,9 @@ Ollama's ``/v1``), streamed as server-sent events or not.
 Completions are raw by nature (no chat template). Our Ollama-style options map onto
 the OpenAI fields: ``num_predict`` -> ``max_tokens`` (always sent: the OpenAI default
 is 16), ``stop``, ``temperature``, ``top_p``, ``seed``; ``num_ctx`` is the server's
-business (fixed when it starts) and is not sent. Usage comes back in ``usage`` (when
+business (fixed when it starts) and is not sent. A request that says ``constrain=True``
+carries its JSON schema as ``response_format`` (OpenAI), ``guided_json`` (vLLM) and
+``json_schema`` (llama.cpp's server). Usage comes back in ``usage`` (when
 streaming, from the last chunk, asked for with ``stream_options.include_usage``).
 """
 
@@ -37,6 +39,16 @@ class OpenAIBackend(HttpBackend):
             "stream": self.stream,
         }
         body.update({key: options[key] for key in PASSED_THROUGH if key in options})
+        if request.constrain is True and request.constraint is not None:
+            # Only when asked outright (a knowledge pass, a profile's constrain: true):
+            # the field names differ by server, and each ignores the others'.
+            schema = dict(request.constraint().json_schema)
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema},
+            }
+            body["guided_json"] = schema  # vLLM
+            body["json_schema"] = schema  # llama.cpp's server
         if self.stream:
             body["stream_options"] = {"include_usage": True}
         return body

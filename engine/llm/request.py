@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal
 
-Role = Literal["actor", "summarizer", "consolidator"]
+Role = Literal["actor", "summarizer", "consolidator", "warm"]
+"""``warm``: a prompt evaluated ahead of a turn, for a prefix cache (one token, discarded)."""
 
 
 class Priority(IntEnum):

@@ -39,6 +39,7 @@ from engine.llm.ollama_server import (
     Refusal,
 )
 from engine.llm.ollama_wire import ModelInfo, normalised
+from engine.memory.knowledge_prompts import CONSOLIDATION_CUE, EXTRACTION_CUE
 from engine.memory.summary_prompts import CHUNK_CUE, MERGE_CUE
 
 Fault = Literal["hang", "fail", "garbage"]
@@ -94,13 +95,20 @@ def is_summary_prompt(body: dict[str, Any]) -> bool:
     return prompt.endswith((CHUNK_CUE, MERGE_CUE))
 
 
+def is_knowledge_prompt(body: dict[str, Any]) -> bool:
+    """Whether a generate body is a knowledge pass's (extraction or consolidation)."""
+    prompt = str(body.get("prompt", "")).rstrip()
+    return prompt.endswith((EXTRACTION_CUE, CONSOLIDATION_CUE))
+
+
 class StubOllama(OllamaCompatibleServer):
     version = "0.0.0-stub"
 
     def __init__(self, replies: list[str] | None = None, *, models: list[str] | None = None,
                  delay: float = 0.0, port: int = 0, faults: FaultSchedule | None = None,
                  summary: str | None = None, record: bool = True,
-                 parameters: Mapping[str, int] | None = None) -> None:  # fmt: skip
+                 parameters: Mapping[str, int] | None = None,
+                 knowledge: list[str] | None = None) -> None:  # fmt: skip
         self.parameters = dict(parameters or {})
         """Parameter count per model, as ``/api/show`` reports it (others: 8B)."""
         self.replies = replies or ["look"]
@@ -112,6 +120,9 @@ class StubOllama(OllamaCompatibleServer):
         self.faults = faults or FaultSchedule()
         self.summary = summary
         """The answer to every summarizer prompt (None: the script answers them too)."""
+        self.knowledge = list(knowledge or [])
+        """Answers to knowledge-pass prompts, in order, sent as they are; when they run
+        out (or none were given), ``[]``: nothing learned."""
         self.record = record
         self.requests: list[dict[str, Any]] = []
         """Every generate, completion or chat body (while ``record``; a long soak turns it
@@ -162,6 +173,7 @@ class StubOllama(OllamaCompatibleServer):
         """The next scripted reply (as ``{"command": ...}`` when a ``format`` is asked
         for); blocks here for a hang."""
         summarizing = self.summary is not None and is_summary_prompt(body)
+        knowing = is_knowledge_prompt(body)
         done_reason = "stop"
         with self._lock:
             if self.record:
@@ -182,6 +194,8 @@ class StubOllama(OllamaCompatibleServer):
                 self._garbage += 1
             elif summarizing:
                 reply = str(self.summary)
+            elif knowing:
+                reply = self.knowledge.pop(0) if self.knowledge and not failure else "[]"
             else:
                 reply = self.replies[self._next % len(self.replies)]
                 if not failure:
@@ -194,7 +208,7 @@ class StubOllama(OllamaCompatibleServer):
             return Refusal(503, "server stopped")
         if failure:
             return Refusal(failure, f"injected failure {failure}", self.retry_after)
-        if body.get("format") and scheduled != "garbage":
+        if body.get("format") and scheduled != "garbage" and not knowing:
             reply = json.dumps({"command": reply})
         return Completion(
             self._pieces(reply),

@@ -1,7 +1,9 @@
 """One memory: a line of an agent's append-only journal (``memories.jsonl``).
 
 The record is flat so a person can read and grep the journal; ``seq`` counts from 0
-and equals the line's index.
+and equals the line's index. ``at`` is wall time; ``sim`` the world clock's reading
+(``engine.sim.clock``) when it was recorded. Lines written before the clock existed
+have no ``sim`` (and no ``speaker``): they load as None, and count as the clock's start.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ class MemoryRecord:
     command: str | None = None
     reason: str | None = None
     failed: bool = False
+    sim: str | None = None
+    """The world clock's reading (``YYYY-MM-DDTHH:MM``) when it was recorded."""
+    speaker: str | None = None
+    """For speech only: the name of who spoke (another character's for an observation
+    of what it said, the character's own for the result of its ``say``)."""
 
     def to_json(self) -> bytes:
         """One journal line's JSON (no newline)."""

@@ -33,6 +33,71 @@ class SummaryInfo:
 
 
 @dataclass(frozen=True)
+class KnowledgeInfo:
+    """The knowledge bank and its passes (read from ``knowledge/``)."""
+
+    entries: int = 0
+    tier: str | None = None
+    """The last pass's capacity tier (None: no pass has consolidated yet)."""
+    capacity_percent: float | None = None
+    passes: int = 0
+    """Pass records, failed ones included."""
+    last_pass: str | None = None
+    last_status: str | None = None
+    """``changed`` / ``unchanged`` / ``failed``."""
+    last_sim: str | None = None
+    """When the last pass ended, in simulation time."""
+    next_at: int | None = None
+    """The memory count at which the next automatic pass starts."""
+    in_flight: bool = False
+    failures: int = 0
+    """Failed passes in a row (the newest records)."""
+    last_error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entries": self.entries,
+            "tier": self.tier,
+            "capacity_percent": self.capacity_percent,
+            "passes": self.passes,
+            "last_pass": self.last_pass,
+            "last_status": self.last_status,
+            "last_sim": self.last_sim,
+            "next_at": self.next_at,
+            "in_flight": self.in_flight,
+            "failures": self.failures,
+            "last_error": self.last_error,
+        }
+
+    def render(self) -> list[str]:
+        size = f"{self.entries} entr{'ies' if self.entries != 1 else 'y'}"
+        if self.tier is not None:
+            used = (
+                f", {self.capacity_percent:.0f}% full" if self.capacity_percent is not None else ""
+            )
+            size += f" (tier {self.tier}{used})"
+        last = "none yet"
+        if self.last_pass is not None:
+            last = f"{self.last_pass}, {self.last_status}" + (
+                f", ended {self.last_sim} world time" if self.last_sim else ""
+            )
+        lines = [f"  knowledge bank: {size}; last pass: {last}"]
+        nxt = f"next pass at {self.next_at} memories" if self.next_at is not None else ""
+        if self.in_flight:
+            nxt = "a pass is in flight" + (f"; {nxt}" if nxt else "")
+        if nxt:
+            lines.append(f"  knowledge: {nxt}")
+        if self.failures:
+            lines.append(
+                f"  knowledge passes failed: {self.failures}"
+                + (f"; last error: {self.last_error}" if self.last_error else "")
+            )
+        elif self.last_error:
+            lines.append(f"  knowledge problem: {self.last_error}")
+        return lines
+
+
+@dataclass(frozen=True)
 class MemoryStatus:
     name: str
     type: str
@@ -46,6 +111,7 @@ class MemoryStatus:
     long_term: SummaryInfo | None = None
     hidden_in_last_prompt: int | None = None
     """Memories the last turn prompt left out to fit ``num_ctx`` (None: no turn yet)."""
+    knowledge: KnowledgeInfo | None = None
 
     @property
     def verbatim(self) -> int:
@@ -71,6 +137,7 @@ class MemoryStatus:
             "short_term": self.short_term.to_json() if self.short_term else None,
             "long_term": self.long_term.to_json() if self.long_term else None,
             "hidden_in_last_prompt": self.hidden_in_last_prompt,
+            "knowledge": self.knowledge.to_json() if self.knowledge else None,
         }
 
     def render(self) -> str:
@@ -86,6 +153,7 @@ class MemoryStatus:
             + ("; one is in flight" if self.in_flight else ""),
             f"  failures: {self.failures}"
             + (f"; last error: {self.last_error}" if self.last_error else ""),
+            *(self.knowledge.render() if self.knowledge else []),
         ]
         return "\n".join(lines)
 

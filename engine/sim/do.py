@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, TextIO
 
 from engine.errors import MudsimError
 from engine.llm.connect import build_dispatcher, choose_llm, choose_model, settle_default
@@ -26,20 +26,24 @@ SETTLE_TIMEOUT = 30.0
 
 
 def summarizer_models(
-    sim: Simulation, flag: str | None, environ: Mapping[str, str]
+    sim: Simulation,
+    flag: str | None,
+    environ: Mapping[str, str],
+    role: Literal["summarizer", "consolidator"] = "summarizer",
 ) -> dict[str, str]:
-    """Character id -> the model its summaries use (players compact too)."""
+    """Character id -> the model its summaries (or knowledge passes) use."""
     config = sim.settings.llm
     return {
-        c.id: choose_model(flag, environ, config, character_model=c.model, role="summarizer")
+        c.id: choose_model(flag, environ, config, character_model=c.model, role=role)
         for c in sim.world.characters.values()
     }
 
 
 async def compaction_llm(
     sim: Simulation, environ: Mapping[str, str]
-) -> tuple[Dispatcher, dict[str, str]] | None:
-    """The dispatcher and each character's summarizer model, or None (said why)."""
+) -> tuple[Dispatcher, dict[str, str], dict[str, str]] | None:
+    """The dispatcher and each character's summarizer and consolidator models, or None
+    (said why)."""
 
     def notice(line: str) -> None:
         print(f"mudsim: {line}", file=sys.stderr, flush=True)
@@ -54,7 +58,13 @@ async def compaction_llm(
         notice(f"warning: memory compaction is off: {exc}")
         return None
     models = summarizer_models(sim, None, environ)
-    return dispatcher, dict.fromkeys(models, LOCAL_MODEL) if choice.local else models
+    consolidators = summarizer_models(sim, None, environ, role="consolidator")
+    if choice.local:
+        models, consolidators = (
+            dict.fromkeys(models, LOCAL_MODEL),
+            dict.fromkeys(models, LOCAL_MODEL),
+        )
+    return dispatcher, models, consolidators
 
 
 async def do_commands(
@@ -72,15 +82,15 @@ async def do_commands(
         character = sim.character(as_name)
         llm = await compaction_llm(sim, environ)
         if llm is not None:
-            dispatcher, models = llm
-            sim.compactor.retry = False
-            sim.start_compaction(dispatcher, models)
+            dispatcher, models, consolidators = llm
+            sim.compactor.retry = sim.knowledge.retry = False
+            sim.start_compaction(dispatcher, models, consolidators)
         for index, line in enumerate(commands):
             result = sim.execute(character, line)
             if len(commands) > 1:
                 print(f"{'' if index == 0 else chr(10)}> {line}", file=out)
             print(result.shown, file=out)
-        await sim.compactor.settle(SETTLE_TIMEOUT)
+        await sim.settle_memory(SETTLE_TIMEOUT)
         pending = [m.character.name for m in sim.minds.values()
                    if compaction_due(m.count, m.boundary, m.windows)]  # fmt: skip
         if pending and dispatcher is not None:

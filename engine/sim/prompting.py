@@ -144,8 +144,9 @@ NOTE_REST = 8
 """An agent writes at most one note in this many commands."""
 THINK_REST = 2
 """... and thinks at most once in this many."""
-NOT_FOR_AGENTS = frozenset({"help"})
-"""Left out of an agent's grammar: the prompt already lists the commands."""
+NOT_FOR_AGENTS = frozenset({"help", "time"})
+"""Left out of an agent's grammar: the prompt already lists the commands, and looking
+at the clock moves nothing in the story."""
 _TITLE_WORD = re.compile(r"[^\W\d_]{3,}")
 _TITLE_STOPWORDS = _STOPWORDS | {"some", "this", "that", "there", "here", "your", "its"}
 

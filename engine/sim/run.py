@@ -116,7 +116,12 @@ async def connect(
     except BaseException:
         await dispatcher.aclose()
         raise
-    sim.start_compaction(dispatcher, summarizers)
+    consolidators = summarizer_models(sim, options.model, environ, role="consolidator")
+    if choice.local:
+        consolidators = dict.fromkeys(consolidators, LOCAL_MODEL)
+    sim.start_compaction(dispatcher, summarizers, consolidators)
+    if choice.local:  # its prefix cache keeps an agent's prompt evaluated after a compaction
+        sim.compactor.warm = sim.warm_prompt
     return dispatcher, models
 
 
@@ -191,7 +196,7 @@ async def wind_down(sim: Simulation, scheduler: Scheduler | None, dispatcher: Di
     """Turns and compactions in progress get their bounded wait; every task ends."""
     if scheduler is not None:
         await scheduler.finish(SHUTDOWN_GRACE)
-    await sim.compactor.drain(SHUTDOWN_GRACE)
+    await sim.wind_down_memory(SHUTDOWN_GRACE)
     await sim.supervisor.aclose()
     await dispatcher.aclose(grace=1.0)
 

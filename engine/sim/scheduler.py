@@ -10,6 +10,10 @@ interval, so agents do not all think at once. ``turns=N``: rounds in which every
 agent that still needs a turn takes one; within a round the requests reach the
 dispatcher in an order shuffled by ``seed``. A turn whose call failed still counts.
 
+Every turn the scheduler completes, taken or skipped, is one of a round of the world
+clock (``Simulation.turn_taken``: as many turns as this run has agents), so simulation
+time depends on the turns alone, never on how fast the model answers.
+
 ``pause``, ``resume``, ``step`` (one turn per agent while paused), ``speed`` and
 ``listen`` (every world event and every finished turn) are what the TUI drives.
 ``stop`` ends a run: nothing new is dispatched, turns in progress get a bounded wait.
@@ -178,6 +182,7 @@ class Scheduler:
         finally:
             self._turns.discard(task)
         self.turns_taken[agent] += 1
+        self.sim.turn_taken(len(self.thinkers))
         self._publish(turn)
         return turn
 

@@ -3,17 +3,20 @@ which players and agents act (``execute``).
 
 A command's events reach every other character in the room (observers remember them,
 except ambient ones); the caller remembers the command's narrative result, one memory
-per command. ``Simulation`` implements the commands' context protocol.
+per command. Every memory and event carries the world clock's reading (``sim``), and
+speech its speaker's name. ``Simulation`` implements the commands' context protocol.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from engine.agents.compactor import Compactor, log_error
+from engine.agents.knowledge_pass import KnowledgePasses, knowledge_info
 from engine.agents.memory import MemoryStream
 from engine.agents.supervisor import Supervisor
 from engine.agents.thinker import Generator, Thinker
@@ -23,17 +26,17 @@ from engine.commands.result import failed
 from engine.config import Settings
 from engine.errors import MudsimError, UnknownCharacterError, VaultError
 from engine.llm.dispatcher import Dispatcher
-from engine.llm.status import render_llm_status
 from engine.memory.record import MemoryKind, utc_now
+from engine.memory.status import MemoryStatus
 from engine.memory.waterfall import Windows
-from engine.sim.prompting import build_prompt
+from engine.sim.clock import WorldClock
+from engine.sim.command_context import SimContext
 from engine.sim.world_apply import lacking_note, note_on_stderr, plan_for
 from engine.vault.journal import EVERY_100_MS
 from engine.vault.lock import VaultLock
-from engine.vault.notes import NoteStore
 from engine.vault.run_log import attach_run_log, detach_run_log
 from engine.vault.vault import Vault
-from engine.vault.world_store import warn_on_stderr
+from engine.vault.world_store import save_clock, warn_on_stderr
 from engine.world.events import Event, EventKind
 from engine.world.loader import load_world_file
 from engine.world.model import ABBREVIATIONS, COMPASS, Character
@@ -41,12 +44,14 @@ from engine.world.world import World
 
 Listener = Callable[[Event], None]
 
-SAVED_AT_ONCE = frozenset({"@dig", "@exit", "@teleport", "@set-profile", "@set-description"})
+SAVED_AT_ONCE = frozenset(
+    {"@dig", "@exit", "@teleport", "@set-profile", "@set-description", "@time"}
+)
 """The commands that change what the vault's world files hold (rooms, exits, where a
-builder teleported, a profile): a success saves the world before anyone remembers it,
-so a kill later in the run cannot lose it. Other changes (walking) are saved by the
-next save (``@save``, the end of a run or of ``do``); reads (``@my-profile``) save
-nothing."""
+builder teleported, a profile, the clock): a success saves the world before anyone
+remembers it, so a kill later in the run cannot lose it. The clock's rounds are saved
+as they complete (``turn_taken``). Other changes (walking) are saved by the next save
+(``@save``, the end of a run or of ``do``); reads (``@my-profile``) save nothing."""
 
 
 @dataclass
@@ -93,6 +98,18 @@ class Simulation:
             constrain=getattr(settings.llm.profiles.get("summarizer"), "constrain", None),
         )  # fmt: skip
         """Memory compaction; idle (everything pending) until ``start_compaction``."""
+        consolidator = settings.llm.profiles.get("consolidator")
+        options = settings.llm.options_for("consolidator")
+        self.knowledge = KnowledgePasses(
+            vault, llm=None, models={}, options=options, clock=lambda: self.clock.reading(),
+            every=settings.memory_compaction.consolidate_every,
+            context_tokens=settings.memory_compaction.knowledge_context
+            or int(options.get("num_ctx", 8192)),
+            constrain=consolidator.constrain if consolidator and consolidator.constrain
+            is not None else True,
+            supervisor=self.supervisor,
+        )  # fmt: skip
+        """Knowledge passes; idle until ``start_compaction``."""
 
     @classmethod
     def open(
@@ -115,7 +132,7 @@ class Simulation:
         try:
             log = attach_run_log(vault.root)
             seeded = vault.is_seeded
-            world = vault.load_world(warn=warn) if seeded else declared
+            world = vault.load_world(warn=warn, clock=declared.clock) if seeded else declared
             vault.write_default_config()
             sim = cls(vault, world, vault.settings(), lock, warn=warn)
             if not seeded:
@@ -132,13 +149,50 @@ class Simulation:
         sim.run_log = log
         return sim
 
-    def start_compaction(self, llm: Generator, models: dict[str, str]) -> None:
-        """Compact with ``llm`` from now on (character id -> summarizer model), and
-        start what is already due (a backlog left by an earlier run catches up)."""
-        self.compactor.llm = llm
+    def start_compaction(
+        self, llm: Generator, models: dict[str, str], consolidators: dict[str, str] | None = None
+    ) -> None:
+        """Compact with ``llm`` from now on (character id -> summarizer model; knowledge
+        passes use ``consolidators``, default the same), and start what is already due
+        (a backlog left by an earlier run catches up)."""
+        self.compactor.llm = self.knowledge.llm = llm
         self.compactor.models = models
+        self.knowledge.models = consolidators if consolidators is not None else models
         for mind in self.minds.values():
             self.compactor.poke(mind)
+            self.knowledge.poke(mind)
+
+    async def settle_memory(self, within: float) -> None:
+        """``do``: let the compactions and knowledge passes started finish (at most
+        ``within`` s each), then stop the rest."""
+        await self.compactor.settle(within)
+        await self.knowledge.settle(within)
+
+    async def wind_down_memory(self, grace: float) -> None:
+        """The end of a run: a knowledge pass for each agent with anything new, then
+        compactions and passes in progress get ``grace`` s; the rest waits for the next."""
+        self.knowledge.at_run_end(list(self.minds.values()))
+        await asyncio.gather(self.compactor.drain(grace), self.knowledge.drain(grace))
+
+    def memory_status(self, character: Character) -> MemoryStatus:
+        """``@memory-status`` of ``character``: its memory, and its knowledge bank."""
+        mind = self.minds[character.id]
+        status = mind.status()
+        if character.type != "agent":
+            return status
+        info = knowledge_info(
+            self.knowledge.store(mind), memories=mind.count, every=self.knowledge.every,
+            known=self.knowledge.agent(mind),
+        )  # fmt: skip
+        return replace(status, knowledge=info)
+
+    async def warm_prompt(self, mind: MemoryStream) -> None:
+        """Evaluate the agent's next prompt ahead of its turn (``Compactor.warm``: set
+        for the embedded model, whose prefix cache keeps it); nothing without a thinker."""
+        link, llm = self.llm, self.compactor.llm
+        thinker = link.thinkers.get(mind.character.id) if link is not None else None
+        if thinker is not None and llm is not None:
+            await llm.generate(thinker.warm_request())
 
     def _background_error(self, message: str, exc: BaseException) -> None:
         """An unexpected error in a background task: the run log gets the traceback,
@@ -148,6 +202,22 @@ class Simulation:
 
     def _save_state(self, mind: MemoryStream) -> None:
         self.vault.write_state(mind.character.folder, mind.state())
+
+    @property
+    def clock(self) -> WorldClock:
+        """Simulation time (saved with the world)."""
+        return self.world.clock
+
+    def turn_taken(self, agents: int) -> None:
+        """An agent's turn is done (taken or skipped), one of ``agents`` a round: the
+        clock moves each round. Player commands never move it."""
+        if self.clock.turn_taken(agents):  # a round: saved at once, so a kill keeps it
+            try:
+                save_clock(self.vault.root, self.clock)
+            except (OSError, MudsimError) as exc:
+                self.warn(
+                    f"the world clock could not be saved now ({exc}); the next save tries again"
+                )
 
     def windows_for(self, character: Character) -> Windows:
         defaults = self.settings.memory_compaction
@@ -177,6 +247,7 @@ class Simulation:
             parsed = ParsedLine("go", parsed.verb, parsed.reason, parsed.text)
         direction = self._direction(parsed)
         found = self.registry.resolve(parsed.verb, character.role)
+        speaker = None
         if direction is not None:  # `n` where there is no north: never autocorrected
             exits = join_names(sorted(self.world.rooms[character.location].exits), empty="none")
             result = failed(f"There is no exit {direction} here.", f"Exits here: {exits}.")
@@ -189,7 +260,7 @@ class Simulation:
                 "Type 'commands' to see what you can do.",
             )
         else:
-            context = _Context(self, character)
+            context = SimContext(self, character)
             call = Invocation(parsed.args, parsed.reason, parsed.verb)
             try:
                 result = found.command.handler(context, call)
@@ -199,10 +270,12 @@ class Simulation:
                 self._save_world_now()
             for event in context.events:  # held back until the world was saved
                 self.deliver(event)
+                if event.kind is EventKind.SPEECH:
+                    speaker = character.name
             if found.how in ("prefix", "distance"):
                 note = f"(Taking '{parsed.verb}' as '{found.command.key}'.)\n"
                 result = Result(note + result.text, result.ok, result.hint, result.memory_kind)
-        self._remember_result(character, parsed.text, parsed.reason, result)
+        self._remember_result(character, parsed.text, parsed.reason, result, speaker)
         return result
 
     def _direction(self, parsed: ParsedLine) -> str | None:
@@ -220,38 +293,32 @@ class Simulation:
         return word in exits or ABBREVIATIONS.get(word) in exits
 
     def _remember_result(
-        self, character: Character, command: str, reason: str | None, result: Result
-    ) -> None:
+        self, character: Character, command: str, reason: str | None, result: Result,
+        speaker: str | None,
+    ) -> None:  # fmt: skip
         if result.ok:
             text = result.text
         else:
             text = f"You tried: {command}\nThis failed because: {result.text}"
             text += f"\n{result.hint}" if result.hint else ""
         kind = MemoryKind.THOUGHT if result.memory_kind == "thought" else MemoryKind.RESULT
-        self._record(character, kind, text, command=command, reason=reason, failed=not result.ok)
+        self._record(
+            character, kind, text, command=command, reason=reason, failed=not result.ok,
+            speaker=speaker,
+        )  # fmt: skip
 
     def _record(
-        self,
-        character: Character,
-        kind: MemoryKind,
-        text: str,
-        *,
-        command: str | None = None,
-        reason: str | None = None,
-        failed: bool = False,
-    ) -> None:
+        self, character: Character, kind: MemoryKind, text: str, *, command: str | None = None,
+        reason: str | None = None, failed: bool = False, speaker: str | None = None,
+    ) -> None:  # fmt: skip
         others = [c.name for c in self.world.characters_in(character.location, besides=character)]
         mind = self.minds[character.id]
         mind.record(
-            kind,
-            text,
-            location=character.location,
-            occupants=others,
-            command=command,
-            reason=reason,
-            failed=failed,
-        )
+            kind, text, location=character.location, occupants=others, command=command,
+            reason=reason, failed=failed, sim=self.clock.reading(), speaker=speaker,
+        )  # fmt: skip
         self.compactor.poke(mind)
+        self.knowledge.poke(mind)
 
     def announce_thinking(self, character: Character) -> None:
         """The room sees the agent pause to think (ambient: shown, never remembered)."""
@@ -259,20 +326,26 @@ class Simulation:
         self.deliver(Event(EventKind.AMBIENT, text, character.location, character.id))
 
     def deliver(self, event: Event) -> None:
-        """Show ``event`` to everyone in its room but its actor; observers remember it."""
+        """Show ``event`` to everyone in its room but its actor; observers remember it.
+        It gets the clock's reading (``sim``) if it has none yet."""
+        if not event.sim:
+            event = replace(event, sim=self.clock.reading())
         if event.remembered:
             present = self.world.characters_in(event.room_id)
             names = [c.name for c in present]
             at = utc_now()  # one moment for every observer
+            actor = self.world.characters.get(event.actor_id or "")
+            speaker = actor.name if actor is not None and event.kind is EventKind.SPEECH else None
             for index, observer in enumerate(present):
                 if observer.id != event.actor_id:
                     others = names[:index] + names[index + 1 :]
                     mind = self.minds[observer.id]
                     mind.record(
                         MemoryKind.OBSERVATION, event.text, location=event.room_id,
-                        occupants=others, at=at,
+                        occupants=others, at=at, sim=event.sim, speaker=speaker,
                     )  # fmt: skip
                     self.compactor.poke(mind)
+                    self.knowledge.poke(mind)
         for listener in self.listeners:
             listener(event)
 
@@ -336,49 +409,3 @@ def _unresolved(verb: str, how: str, candidates: tuple[str, ...]) -> Result:
     return failed(
         f"There is no command '{verb}'.", "Type 'help' or 'commands' to see what you can do."
     )
-
-
-@dataclass
-class _Context:
-    """The commands' view of the simulation, bound to one caller."""
-
-    sim: Simulation
-    caller: Character
-    events: list[Event] = field(default_factory=list)
-    """What the command emitted, delivered once it has finished (and saved)."""
-
-    @property
-    def world(self) -> World:
-        return self.sim.world
-
-    @property
-    def registry(self) -> Registry:
-        return self.sim.registry
-
-    def emit(self, kind: EventKind, text: str, *, room_id: str | None = None) -> None:
-        self.events.append(Event(kind, text, room_id or self.caller.location, self.caller.id))
-
-    def notes(self) -> NoteStore:
-        return self.sim.vault.notes(self.caller.folder)
-
-    def save(self) -> None:
-        self.sim.save()
-
-    def prompt_for(self, character: Character) -> str | None:
-        return build_prompt(self.sim, character)
-
-    def llm_status(self) -> str | None:
-        link = self.sim.llm
-        return (
-            None
-            if link is None
-            else render_llm_status(
-                link.dispatcher, list(link.models.values()), list(link.thinkers.values())
-            )
-        )
-
-    def memory_status(self, character: Character) -> str:
-        return self.sim.minds[character.id].status().render()
-
-    def compact_memories(self, character: Character) -> str:
-        return self.sim.compactor.force(self.sim.minds[character.id])

@@ -86,7 +86,7 @@ def apply_world(world_file: Path, vault_dir: Path, *, dry_run: bool = False) -> 
         return _report(plan_for(vault, present, declared), present, world_file, vault_dir, dry_run)
     lock = vault.lock()
     try:
-        present = vault.load_world()
+        present = vault.load_world(clock=declared.clock)  # the world file's, if none saved
         plan = plan_for(vault, present, declared)
         if not plan.empty:
             apply_additions(present, plan)

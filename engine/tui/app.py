@@ -25,11 +25,14 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Header, Input, RichLog, Static, Tree
+from textual.widgets import Footer, Header, Input, RichLog, Static, TabbedContent, Tree
 from textual.worker import Worker, WorkerState
 
+from engine.agents.memory import MemoryStream
 from engine.agents.thinker import Turn, describe
+from engine.errors import VaultError
 from engine.llm.dispatcher import Dispatcher
+from engine.memory.knowledge import Entry
 from engine.sim.prompting import build_prompt
 from engine.sim.run import SHUTDOWN_GRACE
 from engine.sim.scheduler import Happening, Scheduler
@@ -37,6 +40,7 @@ from engine.sim.simulation import Simulation
 from engine.tui.render import (
     event_line,
     inspector_text,
+    knowledge_text,
     llm_panel,
     player_lines,
     rooms_with_occupants,
@@ -179,8 +183,11 @@ class MudsimApp(App[None]):
             # min_width=1: lines wrap at the log's own width (RichLog's default renders
             # at 78 columns at least, cutting lines off in a narrower log)
             yield RichLog(id="events", wrap=True, markup=False, max_lines=HISTORY_KEPT, min_width=1)
-            with VerticalScroll(id="inspector"):
-                yield Static(id="inspector-body")
+            with TabbedContent("Agent", "Knowledge", id="inspector"):
+                with VerticalScroll(id="agent-tab"):
+                    yield Static(id="inspector-body")
+                with VerticalScroll(id="knowledge-tab"):
+                    yield Static(id="knowledge-body")
         yield Static(id="status")
         placeholder = (
             f"{self.player.name}> type a command, Enter to send"
@@ -294,6 +301,8 @@ class MudsimApp(App[None]):
             self.query_one("#inspector-body", Static).update(
                 Text(inspector_text(thinker, mind, waiting))
             )
+            if self.query_one("#inspector", TabbedContent).active == "tab-2":
+                self._refresh_knowledge(mind)
         self.query_one("#llm", Static).update(Text(llm_panel(self.dispatcher, self.models)))
         if self.stop_presses:
             state = "stopping"
@@ -302,6 +311,19 @@ class MudsimApp(App[None]):
         else:
             state = f"running x{self.scheduler.speed:g}"
         self.sub_title = f"{self.sim.world.name} — {state} — filter: {self.filter}"
+
+    def _refresh_knowledge(self, mind: MemoryStream) -> None:
+        """The Knowledge tab (only while it shows: it reads the bank's files)."""
+        store = self.sim.knowledge.store(mind)
+        bank: list[Entry] | str
+        try:
+            bank = store.load()
+        except VaultError as exc:
+            bank = str(exc)
+        last = store.last_pass(completed_only=False)
+        applied = store.applied_text(last) if last is not None else ""
+        text = knowledge_text(mind.character.name, bank, last, applied)
+        self.query_one("#knowledge-body", Static).update(Text(text))
 
     def _refresh_tree(self) -> None:
         shape = rooms_with_occupants(self.sim.world)
@@ -427,25 +449,27 @@ class MudsimApp(App[None]):
         self.refresh_bindings()
         self.run_worker(work, group="stop", exit_on_error=False)
 
-    def in_flight(self) -> tuple[int, int]:
-        """(turns in progress, summary calls in progress) now."""
+    def in_flight(self) -> tuple[int, int, int]:
+        """(turns, summary calls, knowledge passes) in progress now."""
         turns = sum(1 for thinker in self.scheduler.thinkers.values() if thinker.thinking)
-        return turns, self.sim.compactor.calls_in_flight
+        return turns, self.sim.compactor.calls_in_flight, len(self.sim.knowledge.workers)
 
     def _show_stopping(self) -> None:
         if not self.stop_presses:
             return
-        turns, summaries = self.in_flight()
-        text = stop_message(turns, summaries, again=self._stop_key, at_once=self.stop_presses > 1)
+        turns, summaries, passes = self.in_flight()
+        text = stop_message(
+            turns, summaries, passes, again=self._stop_key, at_once=self.stop_presses > 1
+        )
         status = self.query_one("#status", Static)
         status.update(Text(text, style="bold yellow"))
         status.display = True
 
     async def _stop_within(self, grace: float) -> None:
-        """Turns and compactions in flight get ``grace`` s (both at once), then the app
+        """Turns, compactions and knowledge passes in flight get ``grace`` s (at once), then the app
         exits; the runner saves. A failure here is logged and the app exits all the same."""
         try:
-            await asyncio.gather(self.scheduler.finish(grace), self.sim.compactor.drain(grace))
+            await asyncio.gather(self.scheduler.finish(grace), self.sim.wind_down_memory(grace))
         except Exception as exc:
             log.error("stopping the run failed", exc_info=exc)
         self.exit()

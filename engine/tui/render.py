@@ -7,14 +7,17 @@ work still in flight while the app stops becomes its stop message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from rich.text import Text
 
 from engine.agents.memory import MemoryStream
 from engine.agents.thinker import Thinker, Turn
+from engine.commands.knowledge import entry_lines
 from engine.llm.dispatcher import Dispatcher
 from engine.llm.metrics import seconds
+from engine.memory.knowledge import Entry
+from engine.vault.knowledge_store import PassRecord
 from engine.world.events import Event, EventKind
 from engine.world.world import World
 
@@ -124,10 +127,47 @@ def counted(number: int, one: str, many: str) -> str:
     return f"{number} {one if number == 1 else many}"
 
 
-def stop_message(turns: int, summaries: int, *, again: str = "q", at_once: bool = False) -> str:
-    """What the app says while it stops: the turns and summaries it is waiting for, and
-    how to stop at once (``again``: the key that began the stop)."""
+def stop_message(
+    turns: int, summaries: int, passes: int = 0, *, again: str = "q", at_once: bool = False
+) -> str:
+    """What the app says while it stops: the turns, summaries and knowledge passes it is
+    waiting for (passes only when there are any), and how to stop at once (``again``:
+    the key that began the stop)."""
     work = f"{counted(turns, 'turn', 'turns')} and {counted(summaries, 'summary', 'summaries')}"
+    if passes:
+        work = work.replace(" and ", ", ", 1)
+        work += f" and {counted(passes, 'knowledge pass', 'knowledge passes')}"
     if at_once:
         return f"Stopping now: cutting short {work}..."
     return f"Stopping: finishing {work}... press {again} again to stop now"
+
+
+def knowledge_text(name: str, bank: Sequence[Entry] | str, last: PassRecord | None,
+                   applied: str) -> str:  # fmt: skip
+    """The Knowledge tab: the bank's entries (``bank`` is the error when it did not
+    read), then the last pass: when, what it found, and the operations it applied
+    (``applied``: that part of its record)."""
+    lines = [f"{name}'s knowledge"]
+    if isinstance(bank, str):
+        lines.append(f"The bank does not read: {bank}")
+    elif not bank:
+        lines.append("The bank is empty: it fills at the end of a run and on @consolidate.")
+    else:
+        lines.append(counted(len(bank), "entry", "entries") + ", oldest first:")
+        lines += entry_lines(list(bank))
+    lines.append("")
+    if last is None:
+        lines.append("No knowledge pass yet.")
+        return "\n".join(lines)
+    lines.append(
+        f"Last pass {last.pass_id}: {last.status}, ended {last.finished.sim} world time, "
+        f"{counted(last.candidates, 'candidate', 'candidates')}"
+        + (f", tier {last.tier}" if last.tier else "")
+    )
+    if last.fallback:
+        lines.append(f"Fallback: {last.fallback}")
+    if last.error:
+        lines.append(f"Error: {last.error}")
+    if applied.strip():
+        lines += ["Operations:", applied.strip()]
+    return "\n".join(lines)

@@ -32,7 +32,7 @@ async def build_app(sim: Simulation, options: RunOptions, environ: Mapping[str, 
 async def close_app(app: MudsimApp) -> None:
     """After the app: turns and compactions in progress get their bounded wait, then save."""
     await app.scheduler.finish(SHUTDOWN_GRACE)
-    await app.sim.compactor.drain(SHUTDOWN_GRACE)
+    await app.sim.wind_down_memory(SHUTDOWN_GRACE)
     await app.sim.supervisor.aclose()
     if app.dispatcher is not None:
         await app.dispatcher.aclose(grace=1.0)

@@ -53,6 +53,15 @@ Every memory is appended to the agent's journal. When more than
 summary is merged into the long-term one. With 64 and 64 this happens at 129, 193,
 257 ... memories. A character's own `immediate_window` / `recent_window` in the world
 file win over these defaults.
+
+# Knowledge passes
+
+Every `consolidate_every` memories (and at the end of every run, and on
+`@consolidate`) an agent's knowledge pass reads what it noted, lived and said since the
+last pass, extracts typed entries and consolidates them into
+`agents/<Name>/knowledge/long-term-memory.json`. The bank's capacity tier (GENEROUS
+under 30%, SELECTIVE to 50%, HEAVY_CUT beyond) is its size in tokens over
+`knowledge_context` (unset: the consolidator profile's `num_ctx`).
 """
 
 _AI_BODY = """\

@@ -2,6 +2,7 @@
 
     <root>/config/*.md                  settings (front matter) with explanations
     <root>/world/world.yaml             the world snapshot
+    <root>/world/clock.json             the world clock
     <root>/agents/<Name>/agent.md       a character
     <root>/agents/<Name>/memories.jsonl its append-only memory journal
     <root>/agents/<Name>/memory-state.json  what the running process last knew
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from engine.config import Settings
 from engine.errors import VaultError
 from engine.memory.record import utc_now
+from engine.sim.clock import WorldClock
 from engine.vault import config_files, world_store
 from engine.vault.files import atomic_write_json, read_json, remove_stale_temp_files
 from engine.vault.lock import VaultLock
@@ -77,12 +79,15 @@ class Vault:
     def is_seeded(self) -> bool:
         return (self.root / "world" / "world.yaml").exists()
 
-    def load_world(self, *, warn: Callable[[str], None] | None = None) -> World:
+    def load_world(
+        self, *, warn: Callable[[str], None] | None = None, clock: WorldClock | None = None
+    ) -> World:
         """The saved world (a character whose room it lacks goes to the start room;
-        ``warn`` hears of it, stderr when None)."""
+        ``warn`` hears of it, stderr when None); a vault saved before the world clock
+        existed gets ``clock`` (the world file's), else the default one."""
         if warn is None:
-            return world_store.load_world(self.root)
-        return world_store.load_world(self.root, warn=warn)
+            return world_store.load_world(self.root, clock=clock)
+        return world_store.load_world(self.root, warn=warn, clock=clock)
 
     def save_world(self, world: World) -> None:
         world_store.save_world(self.root, world)

@@ -5,11 +5,14 @@
   leading comment lists who is where, for people; mudsim never reads comments.
 - ``agents/<Name>/agent.md``: each character's settings in front matter (profile,
   description, location, role, thinker settings); the body repeats them for people.
+- ``world/clock.json``: the world clock (``engine.sim.clock``): its start, minutes per
+  round, what it reads now and the turns taken in the round now running. A vault
+  saved before the clock existed has none: its clock starts at the world file's start.
 
 Save order, so a save cut off at any file (a kill, a full disk) leaves a vault that
 loads: a character new to the vault gets its ``agent.md`` first; then ``world.yaml``,
-the commit point for rooms, exits, objects and who exists; then the other characters'
-files. The files of a save are not one transaction: a character may come back where
+the commit point for rooms, exits, objects and who exists; then the clock and the
+other characters' files. The files of a save are not one transaction: a character may come back where
 it stood before the save while the rooms are the new ones. A character whose room the
 world lacks (left by a hand edit, or by an older mudsim that wrote the agent files
 first) goes to the start room, the first room of ``world.yaml`` (the world file's first
@@ -18,8 +21,10 @@ room), with a warning. A file whose text has not changed is not written again.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +33,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.errors import VaultError
 from engine.faults import crash_point
-from engine.vault.files import atomic_write_text, dump_front_matter, dump_yaml, read_front_matter
+from engine.sim.clock import WorldClock
+from engine.vault.files import (
+    atomic_write_text,
+    dump_front_matter,
+    dump_yaml,
+    read_front_matter,
+    read_json,
+)
 from engine.vault.safe_yaml import load_yaml
 from engine.world.model import Character, CharacterType, Role, Room, Thing
 from engine.world.world import World
@@ -89,6 +101,7 @@ def save_world(root: Path, world: World) -> None:
             _write_if_changed(files[character.folder], _character_text(character))
     _write_if_changed(root / "world" / "world.yaml", _snapshot_text(world))
     crash_point("world-save-mid")
+    save_clock(root, world.clock)
     for character in world.characters.values():
         if character.folder not in new:
             _write_if_changed(files[character.folder], _character_text(character))
@@ -129,8 +142,35 @@ def warn_on_stderr(message: str) -> None:
     print(f"mudsim: warning: {message}", file=sys.stderr)
 
 
-def load_world(root: Path, *, warn: Callable[[str], None] = warn_on_stderr) -> World:
-    """The saved world; a character whose room it lacks goes to ``start_room`` (``warn``)."""
+def save_clock(root: Path, clock: WorldClock) -> None:
+    """Write ``world/clock.json`` (atomically) when it changed."""
+    _write_if_changed(clock_path(root), json.dumps(clock.to_dict(), indent=2) + "\n")
+
+
+def clock_path(root: Path) -> Path:
+    return root / "world" / "clock.json"
+
+
+def load_clock(root: Path) -> WorldClock | None:
+    """The saved world clock, or None when the vault has none (saved before it existed)."""
+    path = clock_path(root)
+    if not path.exists():
+        return None
+    try:
+        return WorldClock.from_dict(read_json(path))
+    except ValueError as exc:  # a ClockError, or a number too long for Python to read
+        raise VaultError(f"{path} is not a valid world clock: {exc}") from exc
+
+
+def load_world(
+    root: Path,
+    *,
+    warn: Callable[[str], None] = warn_on_stderr,
+    clock: WorldClock | None = None,
+) -> World:
+    """The saved world; a character whose room it lacks goes to ``start_room`` (``warn``).
+    Its clock is the saved one; a vault without one gets ``clock`` (the world file's),
+    else the default clock."""
     path = root / "world" / "world.yaml"
     try:
         data = load_yaml(path.read_text(encoding="utf-8"))
@@ -139,7 +179,10 @@ def load_world(root: Path, *, warn: Callable[[str], None] = warn_on_stderr) -> W
         raise VaultError(f"cannot read {path}: {' '.join(str(exc).split())}") from exc
     except ValidationError as exc:
         raise VaultError(f"{path} is not a valid world snapshot: {_first(exc)}") from exc
-    world = World(snapshot.name, next_room_number=snapshot.next_room_number)
+    saved = load_clock(root)
+    if saved is None and clock is not None:
+        saved = replace(clock)
+    world = World(snapshot.name, next_room_number=snapshot.next_room_number, clock=saved)
     try:
         for room in snapshot.rooms:
             world.add_room(Room(**room.model_dump()))

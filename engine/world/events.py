@@ -2,6 +2,7 @@
 
 An event goes to every character in its room except the one who caused it. Ambient
 events ("pauses, deep in thought...") are shown to observers but never remembered.
+``sim`` is the world clock's reading when it happened (stamped as it is delivered).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ class Event:
     text: str
     room_id: str
     actor_id: str | None = None
+    sim: str = ""
+    """The world clock's reading (``YYYY-MM-DDTHH:MM``); empty until it is delivered."""
 
     @property
     def remembered(self) -> bool:

@@ -20,6 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from engine.errors import UnsafeNameError, WorldFileError
+from engine.sim.clock import WorldClock
 from engine.vault.safe_yaml import MAX_DEPTH, DepthLimitedLoader, YAMLLimitError, measure
 from engine.world.model import Character, Room, Thing
 from engine.world.schema import WorldSpec
@@ -100,7 +101,8 @@ class _Builder:
 
     def __init__(self, spec: WorldSpec, source: str, root: yaml.Node | None) -> None:
         self.spec, self.source, self.root = spec, source, root
-        self.world = World(spec.name)
+        clock = WorldClock.starting(spec.clock.start, spec.clock.minutes_per_round)
+        self.world = World(spec.name, clock=clock)
         self.first_use: dict[str, Loc] = {}
 
     def fail(self, loc: Loc, message: str) -> WorldFileError:
@@ -218,6 +220,10 @@ def _message(error: Any) -> str:
     kind, loc = error["type"], error["loc"]
     if kind == "extra_forbidden":
         return f"unknown key {loc[-1]!r} (check its spelling)"
+    if kind == "value_error" and "error" in error.get("ctx", {}):
+        return str(error["ctx"]["error"])  # our own validator's words, without "Value error, "
+    if kind == "model_type":
+        return "must be a mapping (key: value pairs)"
     if kind == "missing":
         return f"missing required field {loc[-1]!r}"
     if kind == "string_pattern_mismatch":

@@ -1,7 +1,9 @@
 """The shape of a world file (``worlds/*.yaml``), validated by pydantic.
 
 Unknown keys are errors, so a typo never passes silently. An exit is written
-``name: room_id`` or ``name: {to: room_id, one_way: true}``.
+``name: room_id`` or ``name: {to: room_id, one_way: true}``. The optional ``clock``
+(``{start: 2026-01-01T08:00, minutes_per_round: 10}``) sets the world clock
+(``engine.sim.clock``).
 """
 
 from __future__ import annotations
@@ -10,6 +12,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from engine.sim.clock import (
+    DEFAULT_MINUTES_PER_ROUND,
+    DEFAULT_START,
+    check_minutes,
+    format_reading,
+    parse_reading,
+)
 from engine.world.model import Role
 
 EntityId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+$", max_length=64)]
@@ -83,9 +92,26 @@ class CharacterSpec(_Strict):
     model: Text | None = None
 
 
+class ClockSpec(_Strict):
+    start: str = DEFAULT_START
+    """When the world's day 1 begins (a YAML date or date-time is taken as written)."""
+    minutes_per_round: int = DEFAULT_MINUTES_PER_ROUND
+
+    @field_validator("start", mode="before")
+    @classmethod
+    def _start(cls, value: Any) -> str:
+        return format_reading(parse_reading(value))
+
+    @field_validator("minutes_per_round", mode="before")
+    @classmethod
+    def _minutes(cls, value: Any) -> int:
+        return check_minutes(value)
+
+
 class WorldSpec(_Strict):
     name: Text
     description: str = ""
+    clock: ClockSpec = ClockSpec()
     rooms: Annotated[list[RoomSpec], Field(min_length=1)]
     objects: list[ObjectSpec] = []
     characters: list[CharacterSpec] = []

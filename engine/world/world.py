@@ -1,7 +1,8 @@
 """The live world: rooms, objects and characters, who is where, and the room graph.
 
 ``World`` owns state and its invariants (every exit and location points at a real
-room, ids are unique); it does no I/O and knows nothing of commands or memory.
+room, ids are unique), and the world clock; it does no I/O and knows nothing of
+commands or memory.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from typing import TypeVar
 
 from engine.errors import UnknownCharacterError
+from engine.sim.clock import WorldClock
 from engine.world import matching
 from engine.world.model import Character, Room, Thing, way_back
 
@@ -22,8 +24,12 @@ class LinkConflict(ValueError):
 
 
 class World:
-    def __init__(self, name: str, *, next_room_number: int = 1) -> None:
+    def __init__(
+        self, name: str, *, next_room_number: int = 1, clock: WorldClock | None = None
+    ) -> None:
         self.name = name
+        self.clock = clock if clock is not None else WorldClock.starting()
+        """Simulation time (the world file's ``clock``, then the vault's ``clock.json``)."""
         self.rooms: dict[str, Room] = {}
         self.things: dict[str, Thing] = {}
         self.characters: dict[str, Character] = {}

@@ -220,7 +220,7 @@ def check_layout(copy: Copy, world: World) -> None:
         if not path.is_file():
             continue
         rel = path.relative_to(copy.vault).as_posix()
-        if rel in (".lock", "world/world.yaml") or re.fullmatch(
+        if rel in (".lock", "world/world.yaml", "world/clock.json") or re.fullmatch(
             r"config/(llm|memory_compaction|ai_defaults|limits)\.md", rel
         ):
             continue

@@ -1,5 +1,5 @@
-"""Fuzzing a vault's files: journal lines, summaries, agent.md, the world snapshot,
-memory-state.json, config/*.md and notes, each replaced by random bytes, by valid
+"""Fuzzing a vault's files: journal lines, summaries, agent.md, the world snapshot and
+clock, memory-state.json, config/*.md and notes, each replaced by random bytes, by valid
 text of the wrong shape, or by a small edit of what mudsim wrote.
 
 Opening the vault (``Simulation.open``, then a prompt and a recall that read notes and
@@ -33,6 +33,7 @@ TARGETS = [
     "config/memory_compaction.md",
     "config/ai_defaults.md",
     "world/world.yaml",
+    "world/clock.json",
     "agents/Ada/agent.md",
     "agents/Ada/memories.jsonl",
     "agents/Ada/memory-state.json",

@@ -8,7 +8,7 @@ import pytest
 
 from engine.errors import LLMResponseError, LLMUnavailableError
 from engine.llm.openai import OpenAIBackend
-from engine.llm.request import LLMRequest
+from engine.llm.request import Constraint, LLMRequest
 from engine.llm.stub_server import StubOllama
 
 
@@ -86,3 +86,28 @@ async def test_streamed_calls_reuse_one_connection(stub: StubOllama) -> None:
     finally:
         await backend.aclose()
     assert stub.connections == 1
+
+
+async def test_a_request_that_asks_for_its_schema_carries_it_in_each_servers_field(
+    stub: StubOllama,
+) -> None:
+    schema = {"type": "array", "items": {"type": "string"}}
+    constraint = Constraint(gbnf='root ::= "[]"', json_schema=schema)
+    asked = LLMRequest(
+        prompt=lambda: "JSON:", model="tiny", constraint=lambda: constraint, constrain=True
+    )
+    default = LLMRequest(prompt=lambda: "JSON:", model="tiny", constraint=lambda: constraint)
+    backend = OpenAIBackend(stub.url)
+    try:
+        await backend.generate(asked)
+        await backend.generate(default)
+    finally:
+        await backend.aclose()
+    sent, plain = stub.requests
+    assert sent["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "reply", "schema": schema},
+    }
+    assert sent["guided_json"] == schema
+    assert sent["json_schema"] == schema
+    assert not {"response_format", "guided_json", "json_schema"} & set(plain)

@@ -99,6 +99,7 @@ def test_status_json_has_the_contract_keys_and_nulls_for_missing_summaries() -> 
         "immediate_window": 64, "recent_window": 64, "next_compaction_at": 130,
         "in_flight": False, "failures": 0, "last_error": None,
         "short_term": None, "long_term": None, "hidden_in_last_prompt": None,
+        "knowledge": None,
     }  # fmt: skip
     assert "next compaction at: 130 memories" in status.render()
 

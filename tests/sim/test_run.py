@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-from engine.llm.stub_server import StubOllama
+from engine.llm.stub_server import StubOllama, is_knowledge_prompt
 
 DEMO = Path(__file__).parents[2] / "worlds" / "demo.yaml"
 
@@ -53,8 +53,10 @@ def test_a_headless_run_of_the_demo_world(
             for line in (vault / "agents" / name / "memories.jsonl").read_text().splitlines()
         ]
         assert sum(1 for r in records if r["command"]) == 5
-    prompts = [body["prompt"] for body in stub.requests]
-    assert all(p.endswith(("~Eliza>", "~Moss>")) for p in prompts)
+    turns = [body for body in stub.requests if not is_knowledge_prompt(body)]
+    assert all(body["prompt"].endswith(("~Eliza>", "~Moss>")) for body in turns)
+    passes = [body for body in stub.requests if is_knowledge_prompt(body)]
+    assert len(passes) == 2  # the end of the run: one pass each (nothing learned: no 2nd call)
     first = stub.requests[0]
     assert first["raw"] is True
     assert first["model"] == "tiny"

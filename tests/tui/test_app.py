@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.widgets import RichLog, Static
+from textual.widgets import RichLog, Static, TabbedContent
 
 from engine.commands.registry import Registry
 from engine.llm.stub_server import StubOllama
@@ -256,6 +256,32 @@ async def test_the_filter_shows_one_agent(tmp_path: Path, stub: StubOllama) -> N
         lines = [line for line in _log_text(app).splitlines() if line.startswith("[")]
         assert lines
         assert all("Eliza" in line for line in lines)
+        await pilot.press("q")
+    await close_app(app)
+    app.sim.close()
+
+
+async def test_the_knowledge_tab_shows_the_bank_and_the_last_pass(
+    tmp_path: Path, stub: StubOllama
+) -> None:
+    stub.knowledge = [
+        '[{"type": "fact", "content": "The kettle whistles when the tea is ready.", "tags": ["Tea"]}]',
+        '{"operations": [{"action": "ADD", "candidate": 0}]}',
+    ]
+    app = await _app(tmp_path, stub, turns=1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _until(lambda: all(n == 1 for n in app.scheduler.turns_taken.values()), pilot)
+        eliza = app.sim.minds[app.selected or ""]
+        assert app.sim.knowledge.force(eliza).startswith("Consolidating Eliza's knowledge")
+        await _until(lambda: not app.sim.knowledge.workers, pilot)
+        app.query_one("#inspector", TabbedContent).active = "tab-2"
+        await pilot.pause(0.7)
+        body = str(app.query_one("#knowledge-body", Static).render())
+        assert body.startswith("Eliza's knowledge\n1 entry, oldest first:")
+        assert "(fact, 0 accesses) The kettle whistles when the tea is ready. [tags: tea]" in body
+        assert "Last pass " in body
+        assert ": changed, ended 2026-01-01T08:" in body
+        assert "Operations:\n- ADD ltm-1-" in body
         await pilot.press("q")
     await close_app(app)
     app.sim.close()

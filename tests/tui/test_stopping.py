@@ -144,3 +144,29 @@ async def test_with_nothing_in_flight_q_exits_at_once(tmp_path: Path) -> None:
         )
     await close_app(app)
     app.sim.close()
+
+
+async def test_the_stop_waits_for_the_knowledge_passes_it_starts_and_says_so(
+    tmp_path: Path,
+) -> None:
+    model = GatedModel()
+    app = hall_app(tmp_path, model, knowledge=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await hold_work(app, model, pilot)
+        await pilot.press("q")
+        await until(lambda: model.held("consolidator") == 2)  # Ada's and Bo's extractions
+        await until(lambda: "and 2 knowledge passes" in status_text(app))
+        assert status_text(app).startswith("Stopping: finishing 2 turns, 1 summary and 2 ")
+        model.release("actor", "say Done.")
+        model.release("actor", "say Me too.")
+        model.release("summarizer", "Pat greeted the hall three times, one word at a time.")
+        model.release("consolidator", "[]")
+        await until(lambda: "0 summaries and 1 knowledge pass..." in status_text(app))
+        assert app.return_code is None  # still waiting for the last pass
+        model.release("consolidator", "[]")
+        await until(lambda: app.return_code is not None)
+    await close_app(app)
+    for agent in ("Ada", "Bo"):
+        records = list((tmp_path / "vault" / "agents" / agent / "knowledge" / "passes").glob("*"))
+        assert len(records) == 1, agent  # each pass ended and was recorded: nothing learned
+    app.sim.close()

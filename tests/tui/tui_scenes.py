@@ -68,13 +68,18 @@ class GatedModel:
         next(answer for answer in self.waiting[role] if not answer.done()).set_result(reply)
 
 
-def hall_app(tmp_path: Path, model: GatedModel, *, grace: float = 30.0) -> MudsimApp:
-    """The hall world on a fresh vault, paused, every call going to ``model``."""
+def hall_app(
+    tmp_path: Path, model: GatedModel, *, grace: float = 30.0, knowledge: bool = False
+) -> MudsimApp:
+    """The hall world on a fresh vault, paused, every call going to ``model``; with
+    ``knowledge``, the stop starts knowledge passes too."""
     world = tmp_path / "hall.yaml"
     world.write_text(HALL_WORLD, encoding="utf-8")
     sim = Simulation.open(tmp_path / "vault", world)
     models = {c.id: "gated" for c in sim.world.characters.values() if c.type == "agent"}
     sim.start_compaction(model, {c.id: "gated" for c in sim.world.characters.values()})
+    if not knowledge:
+        sim.knowledge.llm = None  # no knowledge pass at the stop (test_stopping has one)
     scheduler = Scheduler(sim, model, make_thinkers(sim, models), seed=1)
     return MudsimApp(
         sim,

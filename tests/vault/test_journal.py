@@ -24,7 +24,10 @@ from engine.vault.journal import GroupSync, Journal, read_records, read_tail
 
 ROOT = Path(__file__).resolve().parents[2]
 
-FIELDS = {"seq", "at", "kind", "text", "location", "occupants", "command", "reason", "failed"}
+FIELDS = {
+    "seq", "at", "kind", "text", "location", "occupants", "command", "reason", "failed", "sim",
+    "speaker",
+}  # fmt: skip
 
 
 def record(seq: int, text: str | None = None, **fields: object) -> MemoryRecord:
@@ -121,6 +124,8 @@ def test_append_then_read_round_trip(path: Path) -> None:
         "command": "go nowhere",
         "reason": "to explore",
         "failed": True,
+        "sim": None,
+        "speaker": None,
     }
     assert objects[0]["occupants"] == ["Pat", "Bea"]
     assert objects[0]["command"] is None

@@ -1,0 +1,513 @@
+"""Knowledge passes: the background worker that fills each agent's knowledge bank.
+
+A pass (seeds 000/001) has two LLM calls. **Extract**: what the agent noted, lived and
+said since its last pass (``knowledge_inputs``) -> candidate entries, a JSON array
+under a schema. **Consolidate** (only when there are candidates): the candidates and
+the bank, with its capacity tier -> KEEP / UPDATE / DELETE / ADD / SKIP, applied in one
+atomic commit (``KnowledgeStore.commit_pass``: log, bank, record). Each call is asked
+again once when its reply does not parse. Fallbacks, as the seed says: extraction fails
+-> nothing changes and the pass is recorded as failed; consolidation fails -> every
+candidate is added (exact duplicates skipped); capacity unknown -> GENEROUS.
+
+Like a compaction, a pass is a background task with an owner (the supervisor), one per
+agent at a time, at the dispatcher's lowest priority, retried with backoff (at most
+``ATTEMPTS`` times for one trigger: a model that is down costs a few records, not one a
+minute). It starts every ``consolidate_every`` memories, at the end of a run and on
+``@consolidate``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from engine.agents.knowledge_inputs import PassInputs, bank_json, fit_extraction, gather_inputs
+from engine.agents.memory import MemoryStream
+from engine.agents.supervisor import Supervisor, one_line
+from engine.agents.thinker import Generator
+from engine.errors import LLMError, VaultError
+from engine.faults import crash_point
+from engine.llm.request import Constraint, LLMRequest, Priority
+from engine.memory.json_reply import ReplyUnparseable, parse_json_reply
+from engine.memory.knowledge import Entry, Source, Stamp, new_entry_id
+from engine.memory.knowledge_ops import (
+    Applied,
+    Candidate,
+    Capacity,
+    add_all,
+    apply_operations,
+    candidates_from_reply,
+    capacity,
+    carries,
+    note_candidates,
+    parse_operations,
+    shown_entries,
+    substantive,
+    without_fragments,
+)
+from engine.memory.knowledge_prompts import (
+    consolidation_constraint,
+    consolidation_prompt,
+    extraction_constraint,
+)
+from engine.memory.record import utc_now
+from engine.memory.secrets import redact
+from engine.memory.status import KnowledgeInfo
+from engine.vault.knowledge_store import KnowledgeStore, PassRecord
+from engine.vault.vault import Vault
+
+ATTEMPTS: Final = 3
+"""Tries of one pass before it waits for the next trigger."""
+ASKS: Final = 2
+"""Each call is asked once more when its reply does not parse."""
+CHARS_PER_TOKEN: Final = 3
+"""A cautious estimate for fitting the prompts to ``num_ctx``."""
+
+_log = logging.getLogger("mudsim.knowledge")
+
+
+class PassFailed(Exception):
+    """A pass could not extract anything (no reply, or nothing parseable)."""
+
+
+@dataclass
+class KnowledgeTally:
+    passes: int = 0
+    """Passes recorded (changed, unchanged or failed)."""
+    changed: int = 0
+    failed: int = 0
+    fallbacks: int = 0
+    """Consolidations that fell back to adding every candidate."""
+
+
+@dataclass
+class _Worker:
+    mind: MemoryStream
+    task: asyncio.Task[None] | None = None
+    calling: bool = False
+
+
+@dataclass
+class AgentKnowledge:
+    """What this process knows of one agent's passes (for ``@memory-status``)."""
+
+    since: int | None = None
+    """The memory seq the last completed pass read to (None: not looked up yet)."""
+    failures: int = 0
+    last_error: str | None = None
+    in_flight: bool = False
+
+
+@dataclass
+class KnowledgePasses:
+    vault: Vault
+    llm: Generator | None
+    """None when this session has no LLM: passes wait."""
+    models: Mapping[str, str]
+    """Character id -> the consolidator model."""
+    options: Mapping[str, Any]
+    """The consolidator profile's options (``num_ctx`` bounds the prompts)."""
+    clock: Callable[[], str]
+    """The world clock's reading."""
+    every: int = 256
+    """``consolidate_every``: memories between automatic passes."""
+    context_tokens: int | None = None
+    """The consolidating model's window, for the capacity tier (None: GENEROUS)."""
+    constrain: bool | None = True
+    """Decode under the JSON schema / grammar (the consolidator profile may turn it off)."""
+    retry: bool = True
+    first_delay: float = 1.0
+    max_delay: float = 60.0
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    jitter: Callable[[], float] = random.random
+    warn: Callable[[str], None] = _log.warning
+    supervisor: Supervisor = field(
+        default_factory=lambda: Supervisor(lambda m, e: _log.error(m, exc_info=e))
+    )
+    workers: dict[str, _Worker] = field(default_factory=dict)
+    agents: dict[str, AgentKnowledge] = field(default_factory=dict)
+    stopping: bool = False
+    tally: KnowledgeTally = field(default_factory=KnowledgeTally)
+
+    # -- looking ---------------------------------------------------------------------------
+    def store(self, mind: MemoryStream) -> KnowledgeStore:
+        return KnowledgeStore(self.vault.agent_dir(mind.character.folder) / "knowledge")
+
+    def agent(self, mind: MemoryStream) -> AgentKnowledge:
+        return self.agents.setdefault(mind.character.id, AgentKnowledge())
+
+    def since(self, mind: MemoryStream) -> int:
+        """Where the last completed pass stopped reading memories (0: never)."""
+        known = self.agent(mind)
+        if known.since is None:
+            last = self.store(mind).last_pass()
+            known.since = last.memories[1] if last is not None and last.memories else 0
+        return known.since
+
+    @property
+    def calls_in_flight(self) -> int:
+        return sum(1 for worker in self.workers.values() if worker.calling)
+
+    # -- starting ----------------------------------------------------------------------------
+    def poke(self, mind: MemoryStream) -> None:
+        """Start a pass when ``every`` memories have come since the last one."""
+        if self._idle(mind) and mind.count - self.since(mind) >= self.every:
+            self._start(mind)
+
+    def at_run_end(self, minds: list[MemoryStream]) -> None:
+        """The end of a run: a pass for each agent with memories since its last."""
+        for mind in minds:
+            if self._idle(mind) and mind.count > self.since(mind):
+                self._start(mind)
+
+    def force(self, mind: MemoryStream) -> str:
+        """``@consolidate``: what will happen, as one sentence."""
+        name = mind.character.name
+        if self.llm is None:
+            return (
+                f"{name}'s knowledge cannot be consolidated now: this session has no "
+                "language model. It will be at the end of the next run."
+            )
+        if mind.character.id in self.workers:
+            return f"A knowledge pass for {name} is already in progress."
+        try:
+            inputs = self._inputs(mind, self.store(mind).last_pass())
+        except (OSError, VaultError) as exc:
+            return f"{name}'s knowledge cannot be consolidated: {one_line(exc)}"
+        if inputs.empty:
+            return f"Nothing new for {name} since the last knowledge pass."
+        self._start(mind)
+        start, end = inputs.memories
+        what = [f"{len(inputs.notes)} note{'s' if len(inputs.notes) != 1 else ''}"]
+        if end > start:
+            what.append(f"memories #{start}-#{end - 1}")
+        return f"Consolidating {name}'s knowledge from {' and '.join(what)}."
+
+    def _idle(self, mind: MemoryStream) -> bool:
+        return (
+            self.llm is not None
+            and not self.stopping
+            and mind.character.type == "agent"
+            and mind.character.id not in self.workers
+        )
+
+    def _start(self, mind: MemoryStream) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no event loop (the play REPL): it waits for a run
+        worker = _Worker(mind)
+        self.workers[mind.character.id] = worker
+        self.agent(mind).in_flight = True
+        worker.task = self.supervisor.spawn(
+            self._work(worker), name=f"knowledge pass of {mind.character.name}"
+        )
+        worker.task.add_done_callback(lambda _: self._ended(worker))
+
+    def _ended(self, worker: _Worker) -> None:
+        key = worker.mind.character.id
+        if self.workers.get(key) is worker:
+            del self.workers[key]
+            self.agent(worker.mind).in_flight = False
+
+    # -- the worker --------------------------------------------------------------------------
+    async def _work(self, worker: _Worker) -> None:
+        try:
+            for attempt in range(ATTEMPTS):
+                try:
+                    await self._pass(worker)
+                    return
+                except (PassFailed, LLMError, VaultError, OSError) as exc:  # a full disk too
+                    self._failed(worker.mind, exc)
+                    if not self.retry or self.stopping or attempt == ATTEMPTS - 1:
+                        return
+                    await self.sleep(self._backoff(attempt))
+        finally:
+            self._ended(worker)
+
+    def _backoff(self, failures_in_a_row: int) -> float:
+        delay = min(self.max_delay, self.first_delay * 2.0 ** min(failures_in_a_row, 32))
+        return delay * (0.5 + 0.5 * self.jitter())
+
+    def _failed(self, mind: MemoryStream, exc: Exception) -> None:
+        known = self.agent(mind)
+        known.failures += 1
+        known.last_error = one_line(exc)
+        self.tally.failed += 1
+        self.warn(f"the knowledge pass of {mind.character.name} failed: {known.last_error}")
+
+    def _inputs(self, mind: MemoryStream, last: PassRecord | None) -> PassInputs:
+        folder = mind.character.folder
+        return gather_inputs(
+            mind,
+            self.vault.notes(folder),
+            self.vault.journal_path(folder),
+            since_seq=last.memories[1] if last is not None and last.memories else 0,
+            since_at=last.started.at if last is not None else None,
+            warn=self.warn,
+        )
+
+    async def _pass(self, worker: _Worker) -> None:
+        mind = worker.mind
+        store = self.store(mind)
+        try:
+            inputs = self._inputs(mind, store.last_pass())
+        except OSError as exc:
+            raise PassFailed(f"its memories could not be read ({one_line(exc)})") from exc
+        if inputs.empty:
+            return
+        started = Stamp(sim=self.clock(), at=utc_now())
+        pass_id = store.new_pass_id()
+        record = PassRecord.model_validate(
+            {
+                "pass": pass_id,
+                "status": "failed",
+                "started": started,
+                "finished": started,
+                "memories": list(inputs.memories),
+                "notes": [title for title, _ in inputs.notes],
+                "summaries": [name for name, _ in inputs.summaries],
+            }
+        )
+        try:
+            candidates = await self._extract(worker, inputs, started.sim)
+            bank = store.load()  # a corrupt bank: the pass fails, the file stays
+        except (PassFailed, LLMError, VaultError) as exc:
+            self._record(store, record, error=one_line(exc))
+            raise
+        crash_point("knowledge-between-phases")
+        applied, tier, fallback, cap = Applied(bank=bank, changes=[]), "GENEROUS", None, None
+        if candidates:
+            cap = capacity(bank_json(bank), self.context_tokens)
+            tier = cap.tier
+            applied, fallback = await self._consolidate(worker, bank, candidates, cap,
+                                                        pass_id, inputs)  # fmt: skip
+            applied = self._keep_notes(applied, candidates, inputs, pass_id)
+        counts: dict[str, int] = {}
+        for change in applied.changes:
+            counts[change.op] = counts.get(change.op, 0) + 1
+        done = record.model_copy(
+            update={
+                "status": "changed" if applied.changes else "unchanged",
+                "finished": Stamp(sim=self.clock(), at=utc_now()),
+                "candidates": len(candidates),
+                "operations": counts,
+                "tier": tier,
+                "capacity_tokens": cap.tokens if cap else None,
+                "capacity_percent": cap.percent if cap else None,
+                "fallback": fallback,
+            }
+        )
+        triples = [(c.type, c.content, list(c.tags)) for c in candidates]
+        store.commit_pass(pass_id, tier, applied.changes, applied.bank, done, triples)
+        known = self.agent(mind)
+        known.since, known.failures, known.last_error = inputs.memories[1], 0, None
+        self.tally.passes += 1
+        self.tally.changed += bool(applied.changes)
+        self.tally.fallbacks += fallback is not None
+
+    def _record(self, store: KnowledgeStore, record: PassRecord, *, error: str) -> None:
+        failed = record.model_copy(
+            update={"error": error, "finished": Stamp(sim=self.clock(), at=utc_now())}
+        )
+        try:
+            store.write_pass(failed, [], [])
+            self.tally.passes += 1
+        except (OSError, VaultError) as exc:
+            self.warn(f"the failed knowledge pass could not be recorded: {one_line(exc)}")
+
+    async def _extract(self, worker: _Worker, inputs: PassInputs, now: str) -> list[Candidate]:
+        mind = worker.mind
+        prompt = fit_extraction(mind.character.name, now, inputs, self._prompt_chars())
+        problem = "no reply"
+        for _ in range(ASKS):
+            text = await self._ask(worker, prompt, extraction_constraint)
+            try:
+                found = candidates_from_reply(text)
+            except ReplyUnparseable as exc:
+                problem = f"the extraction reply did not parse ({exc})"
+                continue
+            kept = [  # a model may repeat a secret it saw: it goes no further
+                Candidate(type=c.type, content=redact(c.content), tags=[redact(t) for t in c.tags])
+                for c in found
+                if substantive(c.content)
+            ]
+            return kept + note_candidates(inputs.notes, kept)
+        raise PassFailed(problem)
+
+    async def _consolidate(
+        self,
+        worker: _Worker,
+        bank: list[Entry],
+        candidates: list[Candidate],
+        cap: Capacity,
+        pass_id: str,
+        inputs: PassInputs,
+    ) -> tuple[Applied, str | None]:
+        mind = worker.mind
+        now = Stamp(sim=self.clock(), at=utc_now())
+        source = _source(inputs)
+        budget = self._prompt_chars() // 2
+        shown, left_out = shown_entries(bank, candidates, budget)
+        prompt = consolidation_prompt(mind.character.name, cap, shown, left_out, candidates)
+        ids = {k: entry.id for k, entry in shown}
+
+        def new_id(taken: set[str]) -> str:
+            return new_entry_id(taken)
+
+        problem = "no reply"
+        for _ in range(ASKS):
+            try:
+                text = await self._ask(worker, prompt, consolidation_constraint)
+            except LLMError as exc:
+                problem = f"the consolidation call failed ({one_line(exc)})"
+                break
+            try:
+                parsed = without_fragments(
+                    parse_operations(_operations(text), ids, len(candidates))
+                )
+            except ReplyUnparseable as exc:
+                problem = f"the consolidation reply did not parse ({exc})"
+                continue
+            for why in parsed.ignored:
+                _log.info("knowledge pass of %s: ignored %s", mind.character.name, why)
+            applied = apply_operations(bank, parsed, candidates, pass_id=pass_id, now=now,
+                                       source=source, new_id=new_id)  # fmt: skip
+            return applied, None
+        applied = add_all(bank, candidates, pass_id=pass_id, now=now, source=source,
+                          new_id=new_id)  # fmt: skip
+        return applied, f"{problem}: every candidate added"
+
+    def _keep_notes(
+        self, applied: Applied, candidates: list[Candidate], inputs: PassInputs, pass_id: str
+    ) -> Applied:
+        """The notes' own facts that consolidation let go (a weak model SKIPs what it
+        should keep) and that no entry carries, added after all: what an agent wrote
+        down always reaches its bank."""
+        from_notes = note_candidates(inputs.notes, [])
+        missing = [
+            c for c in candidates
+            if c in from_notes and not any(carries(e.content, c.content) for e in applied.bank)
+        ]  # fmt: skip
+        if not missing:
+            return applied
+        now = Stamp(sim=self.clock(), at=utc_now())
+        extra = add_all(applied.bank, missing, pass_id=pass_id, now=now, source=_source(inputs),
+                        new_id=new_entry_id)  # fmt: skip
+        changes = [
+            c.model_copy(update={"candidate": candidates.index(missing[c.candidate])})
+            if c.candidate is not None
+            else c
+            for c in extra.changes
+        ]
+        return Applied(bank=extra.bank, changes=[*applied.changes, *changes])
+
+    async def _ask(self, worker: _Worker, prompt: str, constraint: Callable[[], Constraint]) -> str:
+        assert self.llm is not None
+        mind = worker.mind
+        request = LLMRequest(
+            prompt=lambda: prompt,
+            model=self.models.get(mind.character.id, ""),
+            options=self.options,
+            agent=mind.character.name,
+            role="consolidator",
+            priority=Priority.CONSOLIDATION,
+            constraint=constraint,
+            constrain=self.constrain,
+        )
+        worker.calling = True
+        try:
+            reply = await self.llm.generate(request)
+        finally:
+            worker.calling = False
+        return reply.text
+
+    def _prompt_chars(self) -> int:
+        window = int(self.options.get("num_ctx", 8192))
+        reply = max(0, int(self.options.get("num_predict", 1200)))
+        return max(4_000, (window - reply) * CHARS_PER_TOKEN)
+
+    # -- settling and stopping ---------------------------------------------------------------
+    async def settle(self, within: float = 30.0) -> None:
+        """Let passes in progress finish (at most ``within`` s), then stop the rest."""
+        await self.supervisor.wait(within)
+        await self.drain(0)
+        self.stopping = False
+
+    async def drain(self, grace: float = 30.0) -> None:
+        """Start no more passes; wait ``grace`` s for those in progress, cancel the rest
+        (a cancelled pass wrote nothing: its commit is the last step)."""
+        self.stopping = True
+        tasks = [w.task for w in self.workers.values() if w.task is not None]
+        if not tasks:
+            return
+        try:
+            _, late = await asyncio.wait(tasks, timeout=grace)
+            for task in late:
+                task.cancel()
+            await asyncio.wait(tasks)
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            raise
+
+
+def _source(inputs: PassInputs) -> Source:
+    """What a pass read, for its entries' ``source`` (the pass id is added on apply)."""
+    start, end = inputs.memories
+    return Source(
+        memories=[inputs.memories] if end > start else [],
+        notes=[title for title, _ in inputs.notes],
+    )
+
+
+def _operations(text: str) -> Any:
+    """The reply's JSON, which must hold a list of operations (bare, or under
+    ``operations``); ``ReplyUnparseable`` otherwise."""
+    value = parse_json_reply(text)
+    listed = value.get("operations") if isinstance(value, dict) else value
+    if not isinstance(listed, list):
+        raise ReplyUnparseable("the reply holds no list of operations")
+    return value
+
+
+def knowledge_info(
+    store: KnowledgeStore, *, memories: int, every: int, known: AgentKnowledge | None = None
+) -> KnowledgeInfo:
+    """The bank and its passes as ``@memory-status`` and ``mudsim status`` show them
+    (read from the files; ``known`` adds what this process knows: in flight, failures)."""
+    problem = None
+    try:
+        entries = store.bank_summary().entries
+    except VaultError as exc:
+        entries, problem = 0, one_line(exc)
+    records = store.passes()
+    last = records[-1] if records else None
+    done = [r for r in records if r.status != "failed"]
+    since = done[-1].memories[1] if done and done[-1].memories else 0
+    failures = 0
+    for record in reversed(records):
+        if record.status != "failed":
+            break
+        failures += 1
+    sized = next((r for r in reversed(done) if r.tier is not None), None)
+    error = problem or (last.error if last is not None and last.status == "failed" else None)
+    if known is not None and known.last_error and not error:
+        error = known.last_error
+    return KnowledgeInfo(
+        entries=entries,
+        tier=sized.tier if sized else None,
+        capacity_percent=sized.capacity_percent if sized else None,
+        passes=len(records),
+        last_pass=last.pass_id if last else None,
+        last_status=last.status if last else None,
+        last_sim=last.finished.sim if last else None,
+        next_at=since + every,
+        in_flight=known.in_flight if known else False,
+        failures=max(failures, known.failures if known else 0),
+        last_error=error,
+    )

@@ -1,0 +1,71 @@
+"""The commands' view of a running simulation (``engine.commands.context``'s protocol),
+bound to one caller."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from engine.commands import Registry
+from engine.llm.status import render_llm_status
+from engine.sim.prompting import build_prompt
+from engine.vault.knowledge_store import KnowledgeStore
+from engine.vault.notes import NoteStore
+from engine.world.events import Event, EventKind
+from engine.world.model import Character
+from engine.world.world import World
+
+if TYPE_CHECKING:
+    from engine.sim.simulation import Simulation
+
+
+@dataclass
+class SimContext:
+    """The commands' view of the simulation, bound to one caller."""
+
+    sim: Simulation
+    caller: Character
+    events: list[Event] = field(default_factory=list)
+    """What the command emitted, delivered once it has finished (and saved)."""
+
+    @property
+    def world(self) -> World:
+        return self.sim.world
+
+    @property
+    def registry(self) -> Registry:
+        return self.sim.registry
+
+    def emit(self, kind: EventKind, text: str, *, room_id: str | None = None) -> None:
+        self.events.append(Event(kind, text, room_id or self.caller.location, self.caller.id))
+
+    def notes(self) -> NoteStore:
+        return self.sim.vault.notes(self.caller.folder)
+
+    def save(self) -> None:
+        self.sim.save()
+
+    def prompt_for(self, character: Character) -> str | None:
+        return build_prompt(self.sim, character)
+
+    def llm_status(self) -> str | None:
+        link = self.sim.llm
+        return (
+            None
+            if link is None
+            else render_llm_status(
+                link.dispatcher, list(link.models.values()), list(link.thinkers.values())
+            )
+        )
+
+    def memory_status(self, character: Character) -> str:
+        return self.sim.memory_status(character).render()
+
+    def compact_memories(self, character: Character) -> str:
+        return self.sim.compactor.force(self.sim.minds[character.id])
+
+    def knowledge(self, character: Character) -> KnowledgeStore:
+        return self.sim.knowledge.store(self.sim.minds[character.id])
+
+    def consolidate(self, character: Character) -> str:
+        return self.sim.knowledge.force(self.sim.minds[character.id])

@@ -1,0 +1,369 @@
+"""One character's knowledge bank: ``agents/<Name>/knowledge/``.
+
+``long-term-memory.json`` is the bank (a JSON array of ``Entry``); ``log.jsonl`` has a
+line per change a pass made (``{"pass", "at", "tier", "op", "id", "before", "after",
+"candidate"}``) and an ``UNDO`` line per undone pass: it is the truth about what
+changed (a DELETE's tombstone lives there, not in the bank), and its torn last line, if
+a kill left one, is ignored and cut off before the next append. ``passes/<id>.md`` is
+each pass's record: front matter (``PassRecord``), then what it extracted and did.
+
+``commit_pass`` is a pass's one atomic step: (1) its log lines, fsynced; (2) the bank,
+written atomically; (3) its record; the crash points ``knowledge-after-log`` and
+``knowledge-after-bank`` sit between. A kill anywhere leaves the bank old or new and
+loadable; a bank that does not load is never overwritten (every write checks the file
+first and raises ``load``'s ``VaultError``). Everything written here is redacted first
+(``engine.memory.secrets``). ``undo`` applies the inverse of the newest pass not undone
+yet, newest change first and idempotently (ADD: remove the id if present; UPDATE: put
+``before`` back; DELETE: re-insert ``before`` if absent), so a pass whose bank write
+never happened is undone correctly too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import re
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final, Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from engine.errors import VaultError
+from engine.faults import crash_point
+from engine.memory.knowledge import BANK, KNOWLEDGE_TYPES, Entry, Stamp
+from engine.memory.record import utc_now
+from engine.memory.secrets import redact, redact_value
+from engine.vault.files import atomic_write_text, os_reason, read_front_matter, write_front_matter
+from engine.vault.knowledge_log import (
+    CHANGE_OPS,
+    UNDO,
+    ChangeLike,
+    LogLine,
+    append_log,
+    change_line,
+    entry_json,
+    first_problem,
+    invert,
+    op_name,
+    read_log,
+    undo_line,
+)
+
+__all__ = [
+    "BANK_FILE",
+    "LOG_FILE",
+    "PASSES_FOLDER",
+    "BankSummary",
+    "Candidate",
+    "ChangeLike",
+    "KnowledgeStore",
+    "LogLine",
+    "PassRecord",
+    "UndoOutcome",
+]
+
+BANK_FILE: Final = "long-term-memory.json"
+LOG_FILE: Final = "log.jsonl"
+PASSES_FOLDER: Final = "passes"
+PASS_ID_PATTERN: Final = r"^\d{8}-\d{6}(?:-\d+)?$"
+
+_log = logging.getLogger("mudsim.vault")
+_PASS_ID = re.compile(r"^(\d{8}-\d{6})(?:-(\d+))?$")
+
+Candidate = tuple[str, str, Sequence[str]]
+"""What Phase 1 extracted: (type, content, tags)."""
+
+
+class PassRecord(BaseModel):
+    """A pass record's front matter; ``pass`` is ``pass_id`` in Python."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    pass_id: str = Field(alias="pass", pattern=PASS_ID_PATTERN)
+    status: Literal["changed", "unchanged", "failed"]
+    started: Stamp
+    finished: Stamp
+    memories: tuple[int, int] | None = None
+    """The half-open memory seq range read."""
+    notes: list[str] = Field(default_factory=list)
+    """Titles of the notes read."""
+    summaries: list[str] = Field(default_factory=list)
+    """Names of the summary history files read."""
+    candidates: int = Field(default=0, ge=0)
+    operations: dict[str, int] = Field(default_factory=dict)
+    """How many of each operation (``{"ADD": 2, "UPDATE": 1}``)."""
+    tier: str | None = None
+    capacity_tokens: int | None = Field(default=None, ge=0)
+    capacity_percent: float | None = None
+    fallback: str | None = None
+    """Why a fallback was taken (``consolidation unparseable: every candidate added``)."""
+    error: str | None = None
+
+    @model_validator(mode="after")
+    def _range(self) -> PassRecord:
+        if self.memories is not None and not 0 <= self.memories[0] <= self.memories[1]:
+            raise ValueError(f"memories {list(self.memories)} is not a range [from, to)")
+        return self
+
+
+@dataclasses.dataclass(frozen=True)
+class UndoOutcome:
+    pass_id: str
+    restored: int
+    """Entries put back (an UPDATE's or a DELETE's ``before``)."""
+    removed: int
+    """Entries taken out (an ADD's)."""
+
+
+class BankSummary(NamedTuple):
+    entries: int
+    by_type: dict[str, int]
+    """Counts of the types present, mistakes first."""
+    chars: int
+    """The bank file's length in characters."""
+
+
+class KnowledgeStore:
+    """One character's knowledge folder (``.../agents/<Name>/knowledge``)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @property
+    def bank_path(self) -> Path:
+        return self.folder / BANK_FILE
+
+    @property
+    def log_path(self) -> Path:
+        return self.folder / LOG_FILE
+
+    @property
+    def passes_folder(self) -> Path:
+        return self.folder / PASSES_FOLDER
+
+    # -- the bank ------------------------------------------------------------------------
+
+    def load(self) -> list[Entry]:
+        """The bank; a missing file is an empty bank. ``VaultError`` if it is invalid."""
+        text = self._read_bank_text()
+        return [] if text is None else _parse_bank(self.bank_path, text)
+
+    def save(self, bank: Sequence[Entry]) -> None:
+        """Write the bank atomically (after checking the one on disk loads)."""
+        _check_ids(bank)
+        self.load()
+        self._write_bank(bank)
+
+    def bank_summary(self) -> BankSummary:
+        text = self._read_bank_text()
+        if text is None:
+            return BankSummary(0, {}, 0)
+        counts = Counter(entry.type for entry in _parse_bank(self.bank_path, text))
+        by_type: dict[str, int] = {k: counts[k] for k in KNOWLEDGE_TYPES if counts[k]}
+        return BankSummary(sum(counts.values()), by_type, len(text))
+
+    def _read_bank_text(self) -> str | None:
+        try:
+            return self.bank_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except UnicodeDecodeError as exc:
+            raise _invalid(self.bank_path, "not UTF-8 text") from exc
+        except OSError as exc:
+            raise VaultError(f"cannot read {self.bank_path}: {os_reason(exc)}") from exc
+
+    def _write_bank(self, bank: Sequence[Entry]) -> None:
+        data = [entry_json(entry) for entry in bank]
+        _write(self.bank_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+    # -- a pass --------------------------------------------------------------------------
+
+    def new_pass_id(self, now: datetime | None = None) -> str:
+        """``YYYYMMDD-HHMMSS`` (UTC), with ``-2``, ``-3`` ... when a record or log line
+        already has that id."""
+        moment = now or datetime.now(UTC)
+        if moment.tzinfo is None:
+            raise ValueError("now must be timezone-aware")
+        base = f"{moment.astimezone(UTC):%Y%m%d-%H%M%S}"
+        taken = {path.stem for path in self.passes_folder.glob("*.md")}
+        with contextlib.suppress(VaultError):  # a log to fix is no reason to refuse an id
+            taken |= {line.pass_id for line in self.log()}  # a pass killed before its record
+        suffix = 1
+        while (pass_id := base if suffix == 1 else f"{base}-{suffix}") in taken:
+            suffix += 1
+        return pass_id
+
+    def commit_pass(
+        self,
+        pass_id: str,
+        tier: str,
+        changes: Sequence[ChangeLike],
+        bank: Sequence[Entry],
+        record: PassRecord,
+        candidates: Sequence[Candidate],
+    ) -> Path:
+        """The one atomic step of a pass (see the module docstring); returns the record."""
+        if record.pass_id != pass_id:
+            raise ValueError(f"the record is pass {record.pass_id}, not {pass_id}")
+        _check_ids(bank)
+        self.load()
+        at = utc_now()
+        append_log(self.log_path, [change_line(pass_id, at, tier, change) for change in changes])
+        crash_point("knowledge-after-log")
+        self._write_bank(bank)
+        crash_point("knowledge-after-bank")
+        return self.write_pass(record, candidates, changes)
+
+    def write_pass(
+        self, record: PassRecord, candidates: Sequence[Candidate], changes: Sequence[ChangeLike]
+    ) -> Path:
+        """Write ``passes/<pass id>.md`` atomically (a failed pass's record too)."""
+        path = self.passes_folder / f"{record.pass_id}.md"
+        meta = redact_value(record.model_dump(mode="json", by_alias=True))
+        body = redact(_pass_body(record.pass_id, candidates, changes))
+        try:
+            write_front_matter(path, meta, body)
+        except OSError as exc:
+            raise VaultError(f"cannot write {path}: {os_reason(exc)}") from exc
+        return path
+
+    def passes(self) -> list[PassRecord]:
+        """Every pass record, oldest first; one that does not read is skipped, warned."""
+        records: list[PassRecord] = []
+        for path in sorted(self.passes_folder.glob("*.md")):
+            try:
+                meta, _ = read_front_matter(path)
+                record = PassRecord.model_validate(meta)
+            except VaultError as exc:
+                _log.warning("%s is skipped: %s", path, exc)
+                continue
+            except ValidationError as exc:
+                _log.warning("%s is skipped: not a pass record (%s)", path, first_problem(exc))
+                continue
+            if record.pass_id != path.stem:
+                _log.warning("%s is skipped: it records pass %s", path, record.pass_id)
+                continue
+            records.append(record)
+        return sorted(records, key=lambda record: _id_key(record.pass_id))
+
+    def applied_text(self, record: PassRecord) -> str:
+        """The "Operations" part of a pass record's body: what the pass applied, one
+        line each ("" when the record is gone or has none)."""
+        try:
+            _, body = read_front_matter(self.passes_folder / f"{record.pass_id}.md")
+        except (OSError, VaultError):
+            return ""
+        _, found, applied = body.partition("## Operations")
+        return applied.strip() if found else ""
+
+    def last_pass(self, completed_only: bool = True) -> PassRecord | None:
+        """The newest record (whose status is not ``failed``, with ``completed_only``)."""
+        records = [r for r in self.passes() if not completed_only or r.status != "failed"]
+        return records[-1] if records else None
+
+    # -- the log and undo ----------------------------------------------------------------
+
+    def log(self) -> list[LogLine]:
+        """The log's lines, oldest first; a torn last line is left out."""
+        return read_log(self.log_path)
+
+    def undone_passes(self) -> set[str]:
+        return {line.pass_id for line in self.log() if line.op == UNDO}
+
+    def undo(self) -> UndoOutcome | None:
+        """Put the bank back as it was before the newest pass that changed it and is not
+        undone yet; ``None`` when there is none."""
+        lines = self.log()
+        undone = {line.pass_id for line in lines if line.op == UNDO}
+        changed = [line for line in lines if line.op in CHANGE_OPS]
+        target = next((x.pass_id for x in reversed(changed) if x.pass_id not in undone), None)
+        if target is None:
+            return None
+        bank = self.load()
+        restored = removed = 0
+        for line in reversed([x for x in changed if x.pass_id == target]):
+            put, taken = invert(bank, line)
+            restored, removed = restored + put, removed + taken
+        self._write_bank(bank)
+        append_log(self.log_path, [undo_line(target)])
+        return UndoOutcome(target, restored, removed)
+
+
+# -- the bank's file -------------------------------------------------------------------
+
+
+def _parse_bank(path: Path, text: str) -> list[Entry]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _invalid(path, f"not JSON: {exc.msg}, line {exc.lineno}") from exc
+    except RecursionError as exc:
+        raise _invalid(path, "not JSON: nested too deep") from exc
+    try:
+        entries = BANK.validate_python(data)
+    except ValidationError as exc:
+        raise _invalid(path, first_problem(exc)) from exc
+    seen: set[str] = set()
+    for number, entry in enumerate(entries, 1):
+        if entry.id in seen:
+            raise _invalid(path, f"entry {number}: the id {entry.id} is used twice")
+        seen.add(entry.id)
+    return entries
+
+
+def _invalid(path: Path, problem: str) -> VaultError:
+    return VaultError(
+        f"{path} is not a valid knowledge bank ({problem}); it is left as it is — fix or move it"
+    )
+
+
+def _check_ids(bank: Sequence[Entry]) -> None:
+    ids = [entry.id for entry in bank]
+    if len(set(ids)) != len(ids):
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"the bank holds the id(s) {', '.join(twice)} more than once")
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        raise VaultError(f"cannot write {path}: {os_reason(exc)}") from exc
+
+
+# -- a pass record's body --------------------------------------------------------------
+
+
+def _pass_body(pass_id: str, candidates: Sequence[Candidate], changes: Sequence[ChangeLike]) -> str:
+    lines = [f"# Knowledge pass {pass_id}", "", "## Extracted", ""]
+    for kind, content, tags in candidates:
+        tagged = f" [tags: {', '.join(tags)}]" if tags else ""
+        lines.append(f"- ({kind}) {_one_line(content)}{tagged}")
+    if not candidates:
+        lines.append("Nothing.")
+    lines += ["", "## Operations", ""]
+    lines += [_change_text(change) for change in changes] or ["None."]
+    return "\n".join(lines)
+
+
+def _change_text(change: ChangeLike) -> str:
+    op, before, after = op_name(change.op), change.before, change.after
+    text = f"- {op} {change.id}"
+    if before is not None and after is not None:
+        return f"{text}: {_one_line(before.content)} -> {_one_line(after.content)}"
+    entry = after or before
+    return text if entry is None else f"{text}: {_one_line(entry.content)}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _id_key(pass_id: str) -> tuple[str, int, str]:
+    match = _PASS_ID.match(pass_id)
+    return ("", 0, pass_id) if match is None else (match[1], int(match[2] or 1), pass_id)
