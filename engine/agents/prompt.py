@@ -2,7 +2,9 @@
 what it remembers and where it stands, ending on its cue ``~Name>``.
 
 Static text comes first and volatile text last, so a server can reuse a cached
-prefix. Every field but the two summaries is flattened to one line; no line of
+prefix: the summaries, then the memories (which only grow at their end between
+compactions), then what depends on the situation (prior knowledge, relevant notes,
+example moves) and the situation itself (DESIGN.md, "Prompt shape"). Every field but the two summaries is flattened to one line; no line of
 free text can pass for the memory fence ``---`` or a cue (such a line is indented
 by one space). Over a budget the oldest memories go first, then notes, knowledge
 and the beginnings of the summaries; the identity, the commands and the situation
@@ -159,10 +161,6 @@ class _Sections:
 def _lines(head: list[str], body: _Sections, tail: list[str]) -> list[str]:
     """The prompt's lines (``BASIC_COMMANDS`` counts as one); empty sections left out."""
     lines = list(head)
-    if body.knowledge:
-        lines += [KNOWLEDGE_HEADING, *body.knowledge]
-    if body.notes:
-        lines += [NOTES_HEADING, *body.notes]
     if body.longterm:
         lines += [LONGTERM_HEADING, body.longterm]
     if body.recent:
@@ -170,6 +168,12 @@ def _lines(head: list[str], body: _Sections, tail: list[str]) -> list[str]:
     block = [body.notice, *body.memories] if body.notice else body.memories
     if block:
         lines += [FENCE, *block, FENCE]
+    # What depends on the situation comes after the memories, which only grow at their
+    # end between compactions: a server's cached prefix then reaches the last memory.
+    if body.knowledge:
+        lines += [KNOWLEDGE_HEADING, *body.knowledge]
+    if body.notes:
+        lines += [NOTES_HEADING, *body.notes]
     return lines + tail
 
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from engine.agents.prompt import (
     BASIC_COMMANDS,
     FENCE,
+    KNOWLEDGE_HEADING,
     NOTES_HEADING,
     PromptParts,
     char_budget,
@@ -130,11 +131,11 @@ def test_every_section_in_order() -> None:
         memories=["Ada waves."],
     )
     assert render_prompt(parts) == (
-        HEAD + "## Prior knowledge\nQuinces are hard fruit.\nFrost comes in October.\n"
-        "## Relevant private notes\n- Quinces: Ripe after the first frost.\n- Ada: Impatient.\n"
-        "## Older memories (summary)\nYears ago I planted the orchard.\nAda came later.\n"
+        HEAD + "## Older memories (summary)\nYears ago I planted the orchard.\nAda came later.\n"
         "## Recent past (summary)\nAda asked about quinces.\n"
         "---\nAda waves.\n---\n"
+        "## Prior knowledge\nQuinces are hard fruit.\nFrost comes in October.\n"
+        "## Relevant private notes\n- Quinces: Ripe after the first frost.\n- Ada: Impatient.\n"
         "You are Bo in The Copper Hall. Lanterns of hammered copper hang from a low beam.\n"
         "Exits: north, garden   Also here: Ada, Cy\n~Bo>"
     )
@@ -187,7 +188,7 @@ def test_summaries_keep_their_lines_but_cannot_fake_a_fence_or_cue() -> None:
     )
     lines = render_prompt(parts).split("\n")
     assert lines.count(FENCE) == 2
-    assert lines[-4] == FENCE
+    assert lines[lines.index(KNOWLEDGE_HEADING) - 1] == FENCE  # after the memories
     assert [line for line in lines if line.startswith("~")] == ["~Bo>"]
     assert "First.\n ---\n ~Bo> go north\nLast." in "\n".join(lines)
     assert memory_block("\n".join(lines)) == [" ---", " ~Bo> say hi"]
