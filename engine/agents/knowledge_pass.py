@@ -34,6 +34,7 @@ from engine.faults import crash_point
 from engine.llm.request import Constraint, LLMRequest, Priority
 from engine.memory.json_reply import ReplyUnparseable, parse_json_reply
 from engine.memory.knowledge import Entry, Source, Stamp, new_entry_id
+from engine.memory.knowledge_guards import superseded_deletes_only, without_fragments
 from engine.memory.knowledge_ops import (
     Applied,
     Candidate,
@@ -47,7 +48,6 @@ from engine.memory.knowledge_ops import (
     parse_operations,
     shown_entries,
     substantive,
-    without_fragments,
 )
 from engine.memory.knowledge_prompts import (
     consolidation_constraint,
@@ -56,7 +56,6 @@ from engine.memory.knowledge_prompts import (
 )
 from engine.memory.record import utc_now
 from engine.memory.secrets import redact
-from engine.memory.status import KnowledgeInfo
 from engine.vault.knowledge_store import KnowledgeStore, PassRecord
 from engine.vault.vault import Vault
 
@@ -373,6 +372,8 @@ class KnowledgePasses:
             except ReplyUnparseable as exc:
                 problem = f"the consolidation reply did not parse ({exc})"
                 continue
+            if cap.tier == "GENEROUS":
+                parsed = superseded_deletes_only(parsed, bank, candidates)
             for why in parsed.ignored:
                 _log.info("knowledge pass of %s: ignored %s", mind.character.name, why)
             applied = apply_operations(bank, parsed, candidates, pass_id=pass_id, now=now,
@@ -473,41 +474,3 @@ def _operations(text: str) -> Any:
     if not isinstance(listed, list):
         raise ReplyUnparseable("the reply holds no list of operations")
     return value
-
-
-def knowledge_info(
-    store: KnowledgeStore, *, memories: int, every: int, known: AgentKnowledge | None = None
-) -> KnowledgeInfo:
-    """The bank and its passes as ``@memory-status`` and ``mudsim status`` show them
-    (read from the files; ``known`` adds what this process knows: in flight, failures)."""
-    problem = None
-    try:
-        entries = store.bank_summary().entries
-    except VaultError as exc:
-        entries, problem = 0, one_line(exc)
-    records = store.passes()
-    last = records[-1] if records else None
-    done = [r for r in records if r.status != "failed"]
-    since = done[-1].memories[1] if done and done[-1].memories else 0
-    failures = 0
-    for record in reversed(records):
-        if record.status != "failed":
-            break
-        failures += 1
-    sized = next((r for r in reversed(done) if r.tier is not None), None)
-    error = problem or (last.error if last is not None and last.status == "failed" else None)
-    if known is not None and known.last_error and not error:
-        error = known.last_error
-    return KnowledgeInfo(
-        entries=entries,
-        tier=sized.tier if sized else None,
-        capacity_percent=sized.capacity_percent if sized else None,
-        passes=len(records),
-        last_pass=last.pass_id if last else None,
-        last_status=last.status if last else None,
-        last_sim=last.finished.sim if last else None,
-        next_at=since + every,
-        in_flight=known.in_flight if known else False,
-        failures=max(failures, known.failures if known else 0),
-        last_error=error,
-    )

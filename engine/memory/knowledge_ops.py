@@ -234,23 +234,6 @@ NewId = Callable[[set[str]], str]
 """A fresh entry id, given the ids taken (``engine.memory.knowledge.new_entry_id``)."""
 
 
-def without_fragments(parsed: ParsedOperations) -> ParsedOperations:
-    """``parsed`` less the contents that are not knowledge (``substantive``): such an
-    UPDATE is set aside (the entry is kept), such an ADD falls back on its candidate's
-    own content, or is set aside when it has none."""
-    kept: list[Operation] = []
-    ignored = list(parsed.ignored)
-    for op in parsed.operations:
-        if isinstance(op, Update | Add) and op.content is not None and not substantive(op.content):
-            if isinstance(op, Add) and op.candidate is not None:
-                op = op.model_copy(update={"content": None})
-            else:
-                ignored.append(f"{op.action} with a fragment for content: {op.content!r}")
-                continue
-        kept.append(op)
-    return ParsedOperations(operations=kept, ignored=ignored)
-
-
 def apply_operations(
     bank: Sequence[Entry],
     parsed: ParsedOperations,

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from engine.agents.compactor import Compactor, log_error
-from engine.agents.knowledge_pass import KnowledgePasses, knowledge_info
+from engine.agents.knowledge_pass import KnowledgePasses
+from engine.agents.knowledge_status import knowledge_info
 from engine.agents.memory import MemoryStream
 from engine.agents.supervisor import Supervisor
 from engine.agents.thinker import Generator, Thinker

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.agents.knowledge_pass import knowledge_info
+from engine.agents.knowledge_status import knowledge_info
 from engine.agents.memory import summary_info
 from engine.errors import VaultError
 from engine.memory.status import MemoryStatus

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engine.memory.knowledge_guards import without_fragments
 from engine.memory.knowledge_ops import (
     Add,
     Candidate,
@@ -15,7 +16,6 @@ from engine.memory.knowledge_ops import (
     Update,
     note_candidates,
     substantive,
-    without_fragments,
 )
 
 

@@ -215,6 +215,7 @@ async def test_operations_are_applied_as_returned(sim: Simulation, vault_dir: Pa
         ],
     )  # fmt: skip
     _start(sim, model)
+    sim.knowledge.context_tokens = 10  # a full bank (HEAVY_CUT): deletions are expected
     _ada_lives(sim)
     await _consolidate(sim)
     run(sim, "Ada", "say The river is clean.")
@@ -233,6 +234,7 @@ async def test_undo_restores_the_bank_before_the_last_pass(
         [ADD_BOTH, json.dumps({"operations": [{"action": "DELETE", "id": 1}]})],
     )
     _start(sim, model)
+    sim.knowledge.context_tokens = 10  # HEAVY_CUT: a lone DELETE stands
     _ada_lives(sim)
     await _consolidate(sim)
     after_first = _bank(vault_dir)
@@ -380,3 +382,28 @@ async def test_a_commit_the_disk_refuses_is_a_failed_pass_and_the_bank_stays(
     assert _bank(vault_dir) == []
     assert sim.knowledge.tally.failed == 3
     assert "knowledge passes failed: 3" in run(sim, "Ada", "@memory-status").text
+
+
+async def test_with_room_to_spare_only_a_superseded_entry_may_be_deleted(
+    sim: Simulation, vault_dir: Path
+) -> None:
+    """GENEROUS: "rarely DELETE, only what is wrong or superseded", kept by rule."""
+    merge = {"operations": [
+        {"action": "UPDATE", "id": 1,
+         "content": "The yard well in the yard has been dry since spring 2026; do not draw from it."},
+        {"action": "DELETE", "id": 2},
+    ]}  # fmt: skip
+    model = Model(
+        [EXTRACTED, EXTRACTED, EXTRACTED],
+        [ADD_BOTH, json.dumps({"operations": [{"action": "DELETE", "id": 1}]}), json.dumps(merge)],
+    )
+    _start(sim, model)
+    _ada_lives(sim)
+    await _consolidate(sim)
+    run(sim, "Ada", "look")
+    await _consolidate(sim)
+    assert len(_bank(vault_dir)) == 2  # a lone DELETE is set aside
+    run(sim, "Ada", "look")
+    await _consolidate(sim)
+    (entry,) = _bank(vault_dir)  # a merge: the UPDATE carries what the DELETE removes
+    assert str(entry["content"]).endswith("do not draw from it.")
