@@ -2,7 +2,7 @@
 
     python scripts/bench.py            # every benchmark
     python scripts/bench.py engine     # one or more of: engine, dispatch, pool, fairness, memory, tui, commands, journal, local
-    python scripts/bench.py play [--llm URL|local|local:NAME] [--model M] [--turns N] [--seed S] [--log FILE]
+    python scripts/bench.py play [--llm URL|local|local:NAME] [--model M] [--turns N] [--seed S] [--log FILE] [--world W]
 
 ``local`` needs the embedded model (the ``local`` extra) and is left out of a plain run;
 so is ``play``, the play-quality bench (``bench_play.py``), which takes its own options.
@@ -29,7 +29,7 @@ from bench_fairness import bench_fairness
 from bench_llm import bench_dispatch, bench_engine, bench_pool
 from bench_local import bench_local
 from bench_memory import bench_memory
-from bench_play import SEED, TURNS, play
+from bench_play import SEED, TRIO, TURNS, play
 from bench_tui import bench_tui
 
 from engine.memory.record import MemoryKind, MemoryRecord, utc_now
@@ -116,11 +116,19 @@ def play_main(argv: list[str]) -> int:
     parser.add_argument("--turns", type=int, default=TURNS, help=f"turns in all (default {TURNS})")
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--log", type=Path, default=None, help="write every turn as JSON lines")
+    parser.add_argument("--world", type=Path, default=TRIO, help="default: worlds/trio.yaml")
     args = parser.parse_args(argv)
     print(f"mudsim play bench: {args.llm}, {args.turns} turns, seed {args.seed}, "
           f"python {sys.version.split()[0]}, {os.cpu_count()} cores", flush=True)  # fmt: skip
     result = asyncio.run(
-        play(args.llm, model=args.model, turns=args.turns, seed=args.seed, log_path=args.log)
+        play(
+            args.llm,
+            model=args.model,
+            turns=args.turns,
+            seed=args.seed,
+            log_path=args.log,
+            world=args.world,
+        )
     )
     for key, value in result.items():
         print(f"  play       {key:32} {value:>12,.2f}")

@@ -43,6 +43,7 @@ from engine.llm.request import Generation, LLMRequest
 from engine.sim.run import RunOptions, connect, make_thinkers
 from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import LLMLink, Simulation
+from engine.world.loader import load_world_file
 from engine.world.model import Role
 
 TRIO = Path(__file__).parents[1] / "worlds" / "trio.yaml"
@@ -121,11 +122,11 @@ class TurnLog:
 
 
 async def _session(
-    vault: Path, llm: str, model: str | None, seed: int, turns_per_agent: int
+    vault: Path, world: Path, llm: str, model: str | None, seed: int, turns_per_agent: int
 ) -> tuple[TurnLog, dict[str, float]]:
-    sim = Simulation.open(vault, TRIO)
+    sim = Simulation.open(vault, world)
     try:
-        options = RunOptions(world=TRIO, vault=vault, llm=llm, model=model, seed=seed)
+        options = RunOptions(world=world, vault=vault, llm=llm, model=model, seed=seed)
         started = time.perf_counter()
         dispatcher, models = await connect(sim, options, {})
         load_s = time.perf_counter() - started
@@ -177,14 +178,16 @@ async def play(
     turns: int = TURNS,
     seed: int = SEED,
     log_path: Path | None = None,
+    world: Path = TRIO,
 ) -> dict[str, float]:
     """Play ``turns`` turns of worlds/trio.yaml on ``llm`` and report how sensibly and how
     fast the agents played (see the module's docstring)."""
-    per_agent = -(-turns // 3)
+    agents = sum(1 for c in load_world_file(world).characters.values() if c.type == "agent")
+    per_agent = -(-turns // max(1, agents))
     with tempfile.TemporaryDirectory() as tmp:
         vault = Path(tmp) / "vault"
-        log, run = await _session(vault, llm, model, seed, per_agent)
-        after, restart = await _session(vault, llm, model, seed + 1, 1)
+        log, run = await _session(vault, world, llm, model, seed, per_agent)
+        after, restart = await _session(vault, world, llm, model, seed + 1, 1)
     records = log.turns
     done = [r for r in records if r["command"]]
     verbs = Counter(r["verb"] for r in done)
