@@ -30,6 +30,9 @@ from engine.vault.notes import NoteStore
 
 LINES_PER_PARTNER: Final = 20
 LINE_CHARS: Final = 500
+TALK_SCANNED: Final = 4_000
+"""Conversations come from at most the newest this many memories (a first pass over a
+long journal would otherwise read all of it for 20 lines a partner)."""
 
 
 @dataclass(frozen=True)
@@ -70,10 +73,11 @@ def gather_inputs(
         if summary.covers_from >= since_seq
     ]
     recent = [redact(m.text) for m in mind.tail if m.seq >= since_seq]
-    if since_seq >= mind.boundary:
-        records = [m for m in mind.tail if m.seq >= since_seq]
+    talk_from = max(since_seq, end - TALK_SCANNED)
+    if talk_from >= mind.boundary:
+        records = [m for m in mind.tail if m.seq >= talk_from]
     else:  # older memories are summarized and out of the tail: the journal has them
-        records = read_tail(journal, since_seq, warn=warn)[1]
+        records = read_tail(journal, talk_from, warn=warn)[1]
     return PassInputs(
         memories=(min(since_seq, end), end),
         notes=[(n.title, redact(n.body)) for n in changed if n.body.strip()],

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import run
 
+from engine.agents.knowledge_inputs import gather_inputs
 from engine.errors import LLMUnavailableError
 from engine.llm.request import Generation, LLMRequest, Priority
 from engine.memory.knowledge_prompts import EXTRACTION_CUE
@@ -407,3 +408,21 @@ async def test_with_room_to_spare_only_a_superseded_entry_may_be_deleted(
     await _consolidate(sim)
     (entry,) = _bank(vault_dir)  # a merge: the UPDATE carries what the DELETE removes
     assert str(entry["content"]).endswith("do not draw from it.")
+
+
+def test_conversations_come_from_the_newest_memories_only(
+    sim: Simulation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first pass over a long journal does not read all of it for 20 lines a partner."""
+    monkeypatch.setattr("engine.agents.knowledge_inputs.TALK_SCANNED", 3)
+    for n in range(5):
+        run(sim, "Pat", f"say Line {n}.")
+    ada = sim.minds["ada"]
+    inputs = gather_inputs(
+        ada, sim.vault.notes(ada.character.folder), sim.vault.journal_path(ada.character.folder),
+        since_seq=0, since_at=None, warn=lambda _: None,
+    )  # fmt: skip
+    assert inputs.conversations == {
+        "Pat": ['Pat says, "Line 2."', 'Pat says, "Line 3."', 'Pat says, "Line 4."']
+    }
+    assert inputs.memories == (0, 5)
