@@ -87,7 +87,6 @@ class KnowledgeTally:
 class _Worker:
     mind: MemoryStream
     task: asyncio.Task[None] | None = None
-    calling: bool = False
 
 
 @dataclass
@@ -146,10 +145,6 @@ class KnowledgePasses:
             last = self.store(mind).last_pass()
             known.since = last.memories[1] if last is not None and last.memories else 0
         return known.since
-
-    @property
-    def calls_in_flight(self) -> int:
-        return sum(1 for worker in self.workers.values() if worker.calling)
 
     # -- starting ----------------------------------------------------------------------------
     def poke(self, mind: MemoryStream) -> None:
@@ -273,7 +268,8 @@ class KnowledgePasses:
             }
         )
         try:
-            candidates = await self._extract(worker, inputs, started.sim)
+            found, from_notes = await self._extract(worker, inputs, started.sim)
+            candidates = found + from_notes
             bank = store.load()  # a corrupt bank: the pass fails, the file stays
         except (PassFailed, LLMError, VaultError) as exc:
             self._record(store, record, error=one_line(exc))
@@ -285,7 +281,7 @@ class KnowledgePasses:
             tier = cap.tier
             applied, fallback = await self._consolidate(worker, bank, candidates, cap,
                                                         pass_id, inputs)  # fmt: skip
-            applied = self._keep_notes(applied, candidates, inputs, pass_id)
+            applied = self._keep_notes(applied, candidates, from_notes, inputs, pass_id)
         counts: dict[str, int] = {}
         for change in applied.changes:
             counts[change.op] = counts.get(change.op, 0) + 1
@@ -319,7 +315,11 @@ class KnowledgePasses:
         except (OSError, VaultError) as exc:
             self.warn(f"the failed knowledge pass could not be recorded: {one_line(exc)}")
 
-    async def _extract(self, worker: _Worker, inputs: PassInputs, now: str) -> list[Candidate]:
+    async def _extract(
+        self, worker: _Worker, inputs: PassInputs, now: str
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """(the model's candidates that read as knowledge, redacted; the facts made from
+        notes none of them carries). ``PassFailed`` when no reply parses."""
         mind = worker.mind
         prompt = fit_extraction(mind.character.name, now, inputs, self._prompt_chars())
         problem = "no reply"
@@ -335,7 +335,7 @@ class KnowledgePasses:
                 for c in found
                 if substantive(c.content)
             ]
-            return kept + note_candidates(inputs.notes, kept)
+            return kept, note_candidates(inputs.notes, kept)
         raise PassFailed(problem)
 
     async def _consolidate(
@@ -354,9 +354,6 @@ class KnowledgePasses:
         shown, left_out = shown_entries(bank, candidates, budget)
         prompt = consolidation_prompt(mind.character.name, cap, shown, left_out, candidates)
         ids = {k: entry.id for k, entry in shown}
-
-        def new_id(taken: set[str]) -> str:
-            return new_entry_id(taken)
 
         problem = "no reply"
         for _ in range(ASKS):
@@ -377,23 +374,26 @@ class KnowledgePasses:
             for why in parsed.ignored:
                 _log.info("knowledge pass of %s: ignored %s", mind.character.name, why)
             applied = apply_operations(bank, parsed, candidates, pass_id=pass_id, now=now,
-                                       source=source, new_id=new_id)  # fmt: skip
+                                       source=source, new_id=new_entry_id)  # fmt: skip
             return applied, None
         applied = add_all(bank, candidates, pass_id=pass_id, now=now, source=source,
-                          new_id=new_id)  # fmt: skip
+                          new_id=new_entry_id)  # fmt: skip
         return applied, f"{problem}: every candidate added"
 
     def _keep_notes(
-        self, applied: Applied, candidates: list[Candidate], inputs: PassInputs, pass_id: str
+        self,
+        applied: Applied,
+        candidates: list[Candidate],
+        from_notes: list[Candidate],
+        inputs: PassInputs,
+        pass_id: str,
     ) -> Applied:
         """The notes' own facts that consolidation let go (a weak model SKIPs what it
         should keep) and that no entry carries, added after all: what an agent wrote
         down always reaches its bank."""
-        from_notes = note_candidates(inputs.notes, [])
         missing = [
-            c for c in candidates
-            if c in from_notes and not any(carries(e.content, c.content) for e in applied.bank)
-        ]  # fmt: skip
+            c for c in from_notes if not any(carries(e.content, c.content) for e in applied.bank)
+        ]
         if not missing:
             return applied
         now = Stamp(sim=self.clock(), at=utc_now())
@@ -420,12 +420,7 @@ class KnowledgePasses:
             constraint=constraint,
             constrain=self.constrain,
         )
-        worker.calling = True
-        try:
-            reply = await self.llm.generate(request)
-        finally:
-            worker.calling = False
-        return reply.text
+        return (await self.llm.generate(request)).text
 
     def _prompt_chars(self) -> int:
         window = int(self.options.get("num_ctx", 8192))

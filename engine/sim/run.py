@@ -172,12 +172,20 @@ def summary(scheduler: Scheduler, dispatcher: Dispatcher, wall: float) -> str:
         if failed_syncs
         else ""
     )
+    k = scheduler.sim.knowledge.tally
+    fell_back = f", {k.fallbacks} added every candidate" if k.fallbacks else ""
+    knowledge = (
+        f"{k.passes} knowledge pass{'' if k.passes == 1 else 'es'} ({k.changed} changed a "
+        f"bank, {k.failed} failed{fell_back}), "
+        if k.passes or k.failed
+        else ""
+    )
     return (
         f"Run summary: {len(scheduler.thinkers)} agents, {turns} turns ({skipped} skipped), "
         f"{m.calls} LLM calls ({m.failures} failed, {m.retries} retries), "
         f"{c.committed} compaction{'' if c.committed == 1 else 's'} "
         f"({c.failed} failed attempt{'' if c.failed == 1 else 's'}{extractive}), "
-        f"{durability}{m.prompt_tokens} prompt + {m.completion_tokens} completion tokens, "
+        f"{knowledge}{durability}{m.prompt_tokens} prompt + {m.completion_tokens} completion tokens, "
         f"mean latency {seconds(m.mean_latency)}, {wall:.1f} s in all."
     )
 

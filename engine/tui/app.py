@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -171,6 +172,8 @@ class MudsimApp(App[None]):
         """q / Ctrl-C presses so far: 1 stops gracefully, 2 at once."""
         self._stop_key = "q"
         self._wrapped_at = 0
+        self._knowledge_seen: tuple[object, ...] = ()
+        """Whose bank the Knowledge tab shows, and its files' stamps then."""
         """The width the event log's lines were wrapped at."""
 
     # -- layout -------------------------------------------------------------------------
@@ -313,8 +316,16 @@ class MudsimApp(App[None]):
         self.sub_title = f"{self.sim.world.name} — {state} — filter: {self.filter}"
 
     def _refresh_knowledge(self, mind: MemoryStream) -> None:
-        """The Knowledge tab (only while it shows: it reads the bank's files)."""
+        """The Knowledge tab (only while it shows, and only when the bank or its pass
+        records changed: it reads their files)."""
         store = self.sim.knowledge.store(mind)
+        seen = (
+            mind.character.id,
+            *(_stamp(path) for path in (store.bank_path, store.passes_folder)),
+        )
+        if seen == self._knowledge_seen:
+            return
+        self._knowledge_seen = seen
         bank: list[Entry] | str
         try:
             bank = store.load()
@@ -473,3 +484,13 @@ class MudsimApp(App[None]):
         except Exception as exc:
             log.error("stopping the run failed", exc_info=exc)
         self.exit()
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    """(modification time, size) of ``path``; (0, 0) when it is missing. A pass or an
+    undo rewrites the bank; a pass (even one that changed nothing) adds a record."""
+    try:
+        info = path.stat()
+    except OSError:
+        return (0, 0)
+    return (info.st_mtime_ns, info.st_size)

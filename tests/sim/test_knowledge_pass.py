@@ -426,3 +426,23 @@ def test_conversations_come_from_the_newest_memories_only(
         "Pat": ['Pat says, "Line 2."', 'Pat says, "Line 3."', 'Pat says, "Line 4."']
     }
     assert inputs.memories == (0, 5)
+
+
+async def test_a_summary_file_that_does_not_read_fails_the_pass_and_says_so(
+    sim: Simulation, vault_dir: Path
+) -> None:
+    model = Model([EXTRACTED], [ADD_BOTH])
+    _start(sim, model)
+    _ada_lives(sim)
+    summaries = vault_dir / "agents" / "Ada" / "summaries"
+    summaries.mkdir(parents=True, exist_ok=True)
+    (summaries / "recent-20260101-080000.md").write_text("---\n: not: yaml: [\n---\nbody")
+    said = run(sim, "Ada", "@consolidate").text
+    assert said.startswith("Ada's knowledge cannot be consolidated: ")
+    await sim.wind_down_memory(5)  # the end of a run tries all the same, and fails
+    assert model.calls == []
+    failed = sim.knowledge.tally.failed
+    assert failed >= 1  # (a retry may start before the drain says stop)
+    status = run(sim, "Ada", "@memory-status").text
+    assert f"knowledge passes failed: {failed}; last error: " in status
+    assert "has invalid front matter" in status

@@ -57,6 +57,7 @@ def test_a_headless_run_of_the_demo_world(
     assert all(body["prompt"].endswith(("~Eliza>", "~Moss>")) for body in turns)
     passes = [body for body in stub.requests if is_knowledge_prompt(body)]
     assert len(passes) == 2  # the end of the run: one pass each (nothing learned: no 2nd call)
+    assert "2 knowledge passes (0 changed a bank, 0 failed), " in lines[-1]
     first = stub.requests[0]
     assert first["raw"] is True
     assert first["model"] == "tiny"
