@@ -100,6 +100,12 @@ def knowledge(args: argparse.Namespace) -> None:
     print(knowledge_report(args.vault, args.agent, args.type, as_json=args.json))
 
 
+def handbook(args: argparse.Namespace) -> None:
+    from engine.sim.handbook_report import handbook_report
+
+    print(handbook_report(args.vault, args.agent, as_json=args.json))
+
+
 def repair(args: argparse.Namespace) -> None:
     from engine.vault.repair import repair_vault
 
@@ -271,6 +277,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--type", choices=KNOWLEDGE_TYPES, help="only entries of this type")
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub.set_defaults(run=knowledge)
+    sub = verb(
+        "handbook",
+        "Show where an agent's handbook is (memory_summary.md, MEMORY.md, its skills), "
+        "each file's size, and how it was last written.",
+        world=False,
+        character=False,
+    )
+    sub.add_argument("--agent", metavar="NAME", required=True, help="whose handbook")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+    sub.set_defaults(run=handbook)
     sub = verb(
         "repair",
         "Make each character's memory state agree with what its journal holds; say what "

@@ -55,6 +55,9 @@ class RoleProfile(_Settings):
     summary_tokens: int = Field(default=300, ge=0)
     """Actor only: the most tokens each of the two summaries may take in the prompt
     (the newest part is kept; 0: no limit but the context)."""
+    handbook_tokens: int = Field(default=300, ge=0)
+    """Actor only: the most tokens the prompt gives the handbook's profile and first
+    tips (0: no handbook in the prompt)."""
 
     @field_validator("options")
     @classmethod
@@ -117,6 +120,10 @@ class MemoryCompactionConfig(_Settings):
     knowledge_context: int | None = Field(default=None, ge=1)
     """The consolidating model's window in tokens, for the bank's capacity tier (unset:
     the consolidator profile's ``num_ctx``)."""
+    handbook: Literal["llm", "rules", "auto"] = "auto"
+    """Who writes the handbook after a knowledge pass: the consolidator (``llm``), the
+    rules (no model), or ``auto``: the rules when the agents think with the embedded
+    model, the consolidator otherwise."""
 
 
 class AIDefaultsConfig(_Settings):

@@ -23,6 +23,8 @@ The points, where they are and what a kill there leaves behind:
   the consolidation call has not been made; nothing is written.
 - ``knowledge-after-log``: a pass's log lines are appended, the bank is not written.
 - ``knowledge-after-bank``: the bank is written, the pass record is not.
+- ``handbook-mid-write``: after each handbook file a write replaced (``:N``: N files
+  written, the rest and ``handbook.json`` not; the ``.writing`` plan left behind).
 """
 
 from __future__ import annotations

@@ -10,6 +10,13 @@ no compaction of that character is in flight, a worker task starts, owned by the
 3. L, S and b + R are committed together (``MemoryStream.commit``; the vault's
    recent.md is the commit point), both with ``memory_count`` = M at that moment.
 
+With ``warm`` set (the embedded model, whose prefix cache keeps evaluated prompts), the
+worker's last chunk asks for the agent's prompt as it will read after the commit (one
+token, in the background) just before committing: the new summary changes the prompt
+near its start, and this way the agent's next turn, which sees the commit, finds that
+prompt already evaluated instead of paying for it. A failed warm is logged and changes
+nothing; a cancelled one (a run's end past its grace) still commits.
+
 Every reply goes through the quality gate (``engine.memory.summary_quality``): an
 empty reply, an echo of the instructions, a refusal, a reply cut off by the token
 limit or a loop is rejected. After ``MAX_REJECTIONS`` rejected replies for the same
@@ -129,11 +136,12 @@ class Compactor:
     sleep: Callable[[float], Any] = asyncio.sleep
     jitter: Callable[[], float] = random.random
     """A number in [0, 1): each backoff is between half and all of its delay."""
-    warm: Callable[[MemoryStream], Awaitable[None]] | None = None
-    """Called (its wait counted as a call in progress) after a worker's last commit: the
-    embedded model evaluates the character's new prompt ahead of its turn, since a new
-    summary changes the prompt near its start and the cached prefix no longer serves.
-    A failure is logged and changes nothing."""
+    warm: Callable[[MemoryStream, Callable[[], MemoryStream]], Awaitable[None]] | None = None
+    """Called with the character's stream and a view of it as it will be after the
+    commit, just before a worker's last commit (its wait counted as a call in
+    progress): the embedded model evaluates the prompt the next turn will send, since a
+    new summary changes the prompt near its start. A failure is logged and changes
+    nothing."""
     supervisor: Supervisor = field(default_factory=lambda: Supervisor(log_error))
     """Owns the worker tasks; unexpected errors go to its report."""
     workers: dict[str, _Worker] = field(default_factory=dict)
@@ -219,7 +227,7 @@ class Compactor:
     async def _attempts(self, worker: _Worker) -> None:
         mind = worker.mind
         failures_in_a_row = 0
-        announced = committed = False
+        announced = False
         while not self.stopping:
             chunk = next_chunk(mind.count, mind.boundary, mind.windows, worker.target)
             if chunk is None:
@@ -236,19 +244,26 @@ class Compactor:
                 await self.sleep(self.backoff(failures_in_a_row))
                 failures_in_a_row += 1
             else:
-                failures_in_a_row, committed = 0, True
-        if committed and self.warm is not None:
-            await self._warm(worker, self.warm)
+                failures_in_a_row = 0
 
-    async def _warm(self, worker: _Worker, warm: Callable[[MemoryStream], Awaitable[None]]) -> None:
-        worker.calling = True  # a run's end waits for it: the next start finds the prefix
+    async def _warm(self, worker: _Worker, after: Callable[[], MemoryStream]) -> None:
+        """Evaluate the prompt ``after`` reads as (a run's end waits for it, so the
+        prefix states saved at close hold what the next start asks for)."""
+        assert self.warm is not None
+        worker.calling = True
         try:
-            await warm(worker.mind)
+            await self.warm(worker.mind, after)
         except Exception as exc:  # only a cache is lost
             _log.warning("the prompt of %s was not evaluated ahead: %s",
                         worker.mind.character.name, one_line(exc))  # fmt: skip
         finally:
             worker.calling = False
+
+    def _last_chunk(self, worker: _Worker, end: int) -> bool:
+        """No other chunk follows the one ending at ``end`` (so its commit is the one
+        the agent's next turns will see)."""
+        mind = worker.mind
+        return next_chunk(mind.count, end, mind.windows, worker.target) is None
 
     def backoff(self, failures_in_a_row: int) -> float:
         """Seconds to wait after the (n+1)-th failure in a row: ``first_delay`` * 2**n,
@@ -296,18 +311,35 @@ class Compactor:
         start, end = chunk
         memories = [memory.text for memory in mind.memories(start, end)]
         text, method = await self._summarize(worker, pending, chunk, memories)
-        count, now = mind.count, utc_now()  # M at the commit, for both summaries
-        longterm = old.longterm
-        if merged is not None and old.recent is not None:
-            longterm = Summary(merged[0], 0, old.recent.covers_to, count, now, merged[1])
-        mind.commit(longterm, Summary(text, start, end, count, now, method))
-        self._pending.pop(mind.character.id, None)
-        self.tally.committed += 1
-        if method == "extractive":
-            self.tally.extractive += 1
-        if merged is not None and merged[1] == "extractive" and old.longterm is not None:
-            self.tally.extractive += 1  # an extractive merge (not L <- S, which is a copy)
-        self.save_state(mind)
+
+        def summaries(count: int, now: str) -> tuple[Summary | None, Summary]:
+            longterm = old.longterm
+            if merged is not None and old.recent is not None:
+                longterm = Summary(merged[0], 0, old.recent.covers_to, count, now, merged[1])
+            return longterm, Summary(text, start, end, count, now, method)
+
+        def commit() -> None:
+            mind.commit(*summaries(mind.count, utc_now()))  # M at the commit, for both
+            self._pending.pop(mind.character.id, None)
+            self.tally.committed += 1
+            self.tally.extractive += method == "extractive"
+            if merged is not None and merged[1] == "extractive" and old.longterm is not None:
+                self.tally.extractive += 1  # an extractive merge (not L <- S, a copy)
+            self.save_state(mind)
+
+        def after() -> MemoryStream:  # what the next turn reads (only the texts matter)
+            return mind.as_committed(*summaries(0, ""))
+
+        if self.warm is not None and self._last_chunk(worker, end):
+            try:
+                await self._warm(worker, after)
+            except asyncio.CancelledError:  # a run's end past its grace: the summaries stand
+                try:
+                    commit()
+                except Exception as exc:
+                    self._failed(mind, chunk, exc)
+                raise
+        commit()
 
     async def _merge(
         self, worker: _Worker, pending: _Pending, longterm: Summary, recent: Summary

@@ -13,7 +13,9 @@ Like a compaction, a pass is a background task with an owner (the supervisor), o
 agent at a time, at the dispatcher's lowest priority, retried with backoff (at most
 ``ATTEMPTS`` times for one trigger: a model that is down costs a few records, not one a
 minute). It starts every ``consolidate_every`` memories, at the end of a run and on
-``@consolidate``.
+``@consolidate``. Its last step writes the agent's handbook (``handbook``:
+``engine.agents.handbook_writer``) when the pass changed the bank or extracted anything;
+a handbook that cannot be written is counted and logged, and the pass stands.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from engine.agents.handbook_writer import HandbookWriter
 from engine.agents.knowledge_inputs import PassInputs, bank_json, fit_extraction, gather_inputs
 from engine.agents.memory import MemoryStream
 from engine.agents.supervisor import Supervisor, one_line
@@ -130,6 +133,8 @@ class KnowledgePasses:
     agents: dict[str, AgentKnowledge] = field(default_factory=dict)
     stopping: bool = False
     tally: KnowledgeTally = field(default_factory=KnowledgeTally)
+    handbook: HandbookWriter | None = None
+    """Writes each agent's handbook after its passes (None: no handbook)."""
 
     # -- looking ---------------------------------------------------------------------------
     def store(self, mind: MemoryStream) -> KnowledgeStore:
@@ -172,9 +177,11 @@ class KnowledgePasses:
             inputs = self._inputs(mind, self.store(mind).last_pass())
         except (OSError, VaultError) as exc:
             return f"{name}'s knowledge cannot be consolidated: {one_line(exc)}"
-        if inputs.empty:
+        if inputs.empty and not self._handbook_missing(mind, self.store(mind)):
             return f"Nothing new for {name} since the last knowledge pass."
         self._start(mind)
+        if inputs.empty:
+            return f"Nothing new for {name} since the last knowledge pass; writing its handbook."
         start, end = inputs.memories
         what = [f"{len(inputs.notes)} note{'s' if len(inputs.notes) != 1 else ''}"]
         if end > start:
@@ -253,6 +260,8 @@ class KnowledgePasses:
         except OSError as exc:
             raise PassFailed(f"its memories could not be read ({one_line(exc)})") from exc
         if inputs.empty:
+            if self._handbook_missing(mind, store):
+                await self._write_handbook(mind, store)  # a bank from before the handbook
             return
         started = Stamp(sim=self.clock(), at=utc_now())
         pass_id = store.new_pass_id()
@@ -304,6 +313,17 @@ class KnowledgePasses:
         self.tally.passes += 1
         self.tally.changed += bool(applied.changes)
         self.tally.fallbacks += fallback is not None
+        if applied.changes or candidates:
+            await self._write_handbook(mind, store)
+
+    def _handbook_missing(self, mind: MemoryStream, store: KnowledgeStore) -> bool:
+        handbook = self.vault.handbook(mind.character.folder)
+        return self.handbook is not None and self.handbook.missing(store, handbook)
+
+    async def _write_handbook(self, mind: MemoryStream, store: KnowledgeStore) -> None:
+        if self.handbook is not None:
+            handbook = self.vault.handbook(mind.character.folder)
+            await self.handbook.write_quietly(mind, store, handbook, self.warn)
 
     def _record(self, store: KnowledgeStore, record: PassRecord, *, error: str) -> None:
         failed = record.model_copy(

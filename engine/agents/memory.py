@@ -14,6 +14,7 @@ character's Miniworld memory files are imported at its first load, resumably
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from pathlib import Path
 
@@ -148,6 +149,15 @@ class MemoryStream:
         self.summaries = Summaries(recent=recent, longterm=longterm)
         del self.tail[: recent.covers_to - self.boundary]
         self.boundary = recent.covers_to
+
+    def as_committed(self, longterm: Summary | None, recent: Summary) -> MemoryStream:
+        """A copy that reads as this stream will after ``commit(longterm, recent)``,
+        with nothing written: what the agent's next prompt will show (prompt warming)."""
+        view = copy.copy(self)
+        view.summaries = Summaries(recent=recent, longterm=longterm)
+        view.tail = self.tail[max(0, recent.covers_to - self.boundary) :]
+        view.boundary = recent.covers_to
+        return view
 
     def state(self) -> MemoryState:
         return MemoryState(

@@ -2,13 +2,14 @@
 what it remembers and where it stands, ending on its cue ``~Name>``.
 
 Static text comes first and volatile text last, so a server can reuse a cached
-prefix: the summaries, then the memories (which only grow at their end between
+prefix: the handbook's profile and tips (which change once per knowledge pass), the
+summaries, then the memories (which only grow at their end between
 compactions), then what depends on the situation (prior knowledge, relevant notes,
 example moves) and the situation itself (DESIGN.md, "Prompt shape"). Every field but the two summaries is flattened to one line; no line of
 free text can pass for the memory fence ``---`` or a cue (such a line is indented
-by one space). Over a budget the oldest memories go first, then notes, knowledge
-and the beginnings of the summaries; the identity, the commands and the situation
-always stay. A line above the memories says how many older ones the prompt does not
+by one space). Over a budget the oldest memories go first, then notes, knowledge,
+the handbook and the beginnings of the summaries; the identity, the commands and the
+situation always stay. A line above the memories says how many older ones the prompt does not
 show (a compaction backlog, and those dropped to fit); it is part of what is fitted.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 BASIC_COMMANDS = (
@@ -26,6 +27,7 @@ BASIC_COMMANDS = (
 )
 FENCE = "---"
 """The line before and after the verbatim memories."""
+HANDBOOK_HEADING = "## Handbook"
 KNOWLEDGE_HEADING = "## Prior knowledge"
 NOTES_HEADING = "## Relevant private notes"
 LONGTERM_HEADING = "## Older memories (summary)"
@@ -61,6 +63,9 @@ class PromptParts:
     examples: Sequence[str] = ()
     """Good moves here, written by the engine (``engine.agents.examples``): shown as
     cue lines under ``EXAMPLES_HEADING``, just before the situation."""
+    handbook: str = ""
+    """The handbook's profile and first tips (``engine.memory.handbook.prompt_excerpt``),
+    shown under ``HANDBOOK_HEADING`` before the summaries."""
 
 
 _CLOSED = tuple(".!?:;,\"')]")
@@ -156,11 +161,14 @@ class _Sections:
     memories: list[str]
     notice: str = ""
     """``memories_notice``: the first line between the fences."""
+    handbook: list[str] = field(default_factory=list)
 
 
 def _lines(head: list[str], body: _Sections, tail: list[str]) -> list[str]:
     """The prompt's lines (``BASIC_COMMANDS`` counts as one); empty sections left out."""
     lines = list(head)
+    if body.handbook:
+        lines += [HANDBOOK_HEADING, *body.handbook]
     if body.longterm:
         lines += [LONGTERM_HEADING, body.longterm]
     if body.recent:
@@ -216,7 +224,8 @@ def _fit(
 ) -> tuple[_Sections, int]:
     """Shrink ``body`` in the documented order until the prompt fits ``budget``; also
     how many memories were left out. ``counts[i]``: the memories line ``i`` stands for."""
-    others = _Sections(body.knowledge, body.notes, body.longterm, body.recent, [])
+    others = _Sections(body.knowledge, body.notes, body.longterm, body.recent, [],
+                       handbook=body.handbook)  # fmt: skip
     base = _length(_lines(head, others, tail))
     fences = 2 * (len(FENCE) + 1)
     lines = body.memories
@@ -236,10 +245,11 @@ def _fit(
     excess = base + (len(notice) + 1 + fences if notice else 0) - budget
     notes, excess = _drop(body.notes, excess, len(NOTES_HEADING) + 1, oldest=False)
     knowledge, excess = _drop(body.knowledge, excess, len(KNOWLEDGE_HEADING) + 1, oldest=False)
+    handbook, excess = _drop(body.handbook, excess, len(HANDBOOK_HEADING) + 1, oldest=False)
     longterm, excess = _cut(body.longterm, excess, len(LONGTERM_HEADING) + 1)
     recent, excess = _cut(body.recent, excess, len(RECENT_HEADING) + 1)
     notice = notice if excess <= 0 else ""  # it does not fit even alone
-    return _Sections(knowledge, notes, longterm, recent, [], notice), hidden
+    return _Sections(knowledge, notes, longterm, recent, [], notice, handbook), hidden
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,9 +264,9 @@ def render_prompt(parts: PromptParts, budget_chars: int | None = None) -> str:
 
     With ``budget_chars`` the prompt is shrunk to at most that many characters: the
     oldest memory lines go first, then notes (the last first), then knowledge lines
-    (the last first), then the long-term summary is cut from its start, then the
-    recent one, and last the line saying how many older memories are not shown. The
-    identity line, the commands and the situation are never dropped: when they alone
+    (the last first), then the handbook's lines (the last first), then the long-term
+    summary is cut from its start, then the recent one, and last the line saying how
+    many older memories are not shown. The identity line, the commands and the situation are never dropped: when they alone
     are longer than the budget they are returned anyway, so the result is then
     longer than ``budget_chars``.
     """
@@ -286,6 +296,9 @@ def fit_prompt(parts: PromptParts, budget_chars: int | None = None) -> FittedPro
         recent=_summary(parts.recent_summary),
         memories=lines,
         notice=memories_notice(parts.backlog, 0),
+        handbook=[
+            line for line in (_guard(x.strip()) for x in parts.handbook.splitlines()) if line
+        ],
     )
     hidden = 0
     if budget_chars is not None:

@@ -176,11 +176,12 @@ class Thinker:
 
         return guarded
 
-    def warm_request(self) -> LLMRequest:
-        """One token on the agent's prompt as it stands, in the background: a backend
-        with a prefix cache keeps the evaluated prompt for the agent's next turn."""
+    def warm_request(self, prompt: Callable[[], str] | None = None) -> LLMRequest:
+        """One token on the agent's prompt (``prompt``, default as it stands), in the
+        background: a backend with a prefix cache keeps the evaluated prompt for the
+        agent's next turn."""
         return LLMRequest(
-            prompt=self._guarded(self.build_prompt, "prompt"),
+            prompt=self._guarded(prompt or self.build_prompt, "prompt"),
             model=self.model,
             options={**self.options, "num_predict": 1},
             agent=self.name,

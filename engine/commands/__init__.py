@@ -6,6 +6,7 @@ from engine.commands import (
     admin,
     building,
     clock,
+    handbook,
     identity,
     knowledge,
     memory,
@@ -34,7 +35,9 @@ __all__ = [
 def default_registry() -> Registry:
     """Every built-in command."""
     registry = Registry()
-    families = (social, movement, memory, knowledge, identity, query, building, admin, clock)
+    families = (
+        social, movement, memory, knowledge, handbook, identity, query, building, admin, clock,
+    )  # fmt: skip
     for family in families:
         registry.extend(family.COMMANDS)
     return registry

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from engine.commands.registry import Registry
+from engine.vault.handbook_store import HandbookStore
 from engine.vault.knowledge_store import KnowledgeStore
 from engine.vault.notes import NoteStore
 from engine.world.events import EventKind
@@ -53,3 +54,6 @@ class CommandContext(Protocol):
 
     def consolidate(self, character: Character) -> str:
         """Start a knowledge pass for ``character`` now; say what will happen."""
+
+    def handbook(self, character: Character) -> HandbookStore:
+        """``character``'s handbook (memory_summary.md, MEMORY.md, skills)."""

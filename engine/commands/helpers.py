@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from engine.commands.result import Result, failed
 from engine.world import matching
-from engine.world.model import ABBREVIATIONS, Character, Room
+from engine.world.model import ABBREVIATIONS, Character, Role, Room
 from engine.world.world import World
+
+if TYPE_CHECKING:
+    from engine.commands.context import CommandContext
 
 T = TypeVar("T")
 
@@ -72,3 +75,19 @@ def split_arrow(args: str) -> tuple[str, str] | None:
     """``"Title -> text"`` -> ``("Title", "text")``; None when there is no ``->``."""
     left, arrow, right = args.partition("->")
     return (left.strip(), right.strip()) if arrow else None
+
+
+def memory_owner(
+    ctx: CommandContext, words: list[str], verb: str, usage: str
+) -> Character | Result:
+    """The caller, or (builders) the character the words name: whose memory a memory
+    command (``@knowledge``, ``@handbook``) is about."""
+    if not words:
+        return ctx.caller
+    name = " ".join(words)
+    found = pick_one(ctx.world.find_characters(name), name, "character", "Try 'who'.")
+    if isinstance(found, Result):
+        return found
+    if found is not ctx.caller and not ctx.caller.role.allows(Role.BUILDER):
+        return failed(f"Only builders may {verb} another character's memory.", usage)
+    return found

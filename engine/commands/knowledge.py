@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from engine.commands.context import CommandContext
-from engine.commands.helpers import pick_one
+from engine.commands.helpers import memory_owner
 from engine.commands.registry import Arg, ArgKind, Command, Invocation, command
 from engine.commands.result import Result, done, failed
 from engine.errors import VaultError
 from engine.memory.knowledge import KNOWLEDGE_TYPES, Entry, KnowledgeType
-from engine.world.model import Character, Role
 
 COMMANDS: list[Command] = []
 SHOWN = 30
@@ -33,19 +32,6 @@ def _kind(word: str) -> KnowledgeType | None:
     return None
 
 
-def _whose(ctx: CommandContext, words: list[str], verb: str, usage: str) -> Character | Result:
-    """The caller, or (builders) the character the words name."""
-    if not words:
-        return ctx.caller
-    name = " ".join(words)
-    found = pick_one(ctx.world.find_characters(name), name, "character", "Try 'who'.")
-    if isinstance(found, Result):
-        return found
-    if found is not ctx.caller and not ctx.caller.role.allows(Role.BUILDER):
-        return failed(f"Only builders may {verb} another character's knowledge.", usage)
-    return found
-
-
 @command(
     COMMANDS,
     "@knowledge",
@@ -64,7 +50,7 @@ def knowledge(ctx: CommandContext, call: Invocation) -> Result:
     if words and words[0].lower() == "undo":
         return _undo(ctx, words[1:])
     kind = _kind(words[-1]) if words else None
-    target = _whose(ctx, words[:-1] if kind else words, "look at", "Try: @knowledge")
+    target = memory_owner(ctx, words[:-1] if kind else words, "look at", "Try: @knowledge")
     if isinstance(target, Result):
         return target
     try:
@@ -86,7 +72,7 @@ def knowledge(ctx: CommandContext, call: Invocation) -> Result:
 
 
 def _undo(ctx: CommandContext, words: list[str]) -> Result:
-    target = _whose(ctx, words, "undo", "Try: @knowledge undo")
+    target = memory_owner(ctx, words, "undo", "Try: @knowledge undo")
     if isinstance(target, Result):
         return target
     try:
@@ -115,5 +101,5 @@ def _undo(ctx: CommandContext, words: list[str]) -> Result:
     args=(Arg("character", ArgKind.CHARACTER, optional=True),),
 )
 def consolidate(ctx: CommandContext, call: Invocation) -> Result:
-    target = _whose(ctx, call.args.split(), "consolidate", "Try: @consolidate")
+    target = memory_owner(ctx, call.args.split(), "consolidate", "Try: @consolidate")
     return target if isinstance(target, Result) else done(ctx.consolidate(target))

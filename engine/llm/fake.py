@@ -4,7 +4,9 @@
     ScriptedBackend(["look"], fail_first=2)           # two failures, then replies
     ScriptedBackend.from_spec("look;say Hello")       # what `--llm fake:look;say Hello` builds
 
-Turns get the script; summary requests get one fixed first-person summary.
+Turns get the script; summary requests get one fixed first-person summary; knowledge
+passes get ``knowledge`` (both phases) and handbook requests ``handbook`` (by default
+nothing usable, so the rules write the handbook).
 
 It records every prompt it was given, so tests can check what an agent saw.
 """
@@ -29,6 +31,7 @@ class ScriptedBackend:
         fail_first: int = 0,
         summary: str = DEFAULT_SUMMARY,
         knowledge: str = "[]",
+        handbook: str = "",
     ) -> None:
         if not replies:
             raise ValueError("a scripted backend needs at least one reply")
@@ -37,6 +40,8 @@ class ScriptedBackend:
         """What every summarizer request gets (the script is for turns)."""
         self.knowledge = knowledge
         """What every knowledge-pass request gets (default: nothing was learned)."""
+        self.handbook = handbook
+        """What every handbook request gets (default: an empty reply)."""
         self.fail_first = fail_first
         self.prompts: list[str] = []
         self.requests: list[LLMRequest] = []
@@ -58,6 +63,8 @@ class ScriptedBackend:
             raise LLMUnavailableError("scripted failure")
         if request.role == "consolidator":
             text = self.knowledge
+        elif request.role == "handbook":
+            text = self.handbook
         elif request.role != "actor":
             text = self.summary
         else:

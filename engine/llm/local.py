@@ -6,9 +6,9 @@ model is tiny and weak, but real: tokens, stop strings, length limits, seeds, la
 
 - ``LocalModel`` is one loaded model. llama.cpp contexts are not thread-safe, so every
   call holds the model's lock; a prefix cache keeps the evaluated state of recent
-  prompts, so an agent whose prompt starts as last time only pays for what changed,
-  even when other agents' prompts came in between; it is kept on disk across restarts
-  (``engine.llm.prefix_cache``).
+  agent prompts (turns and warms; ``KEPT_ROLES``), so an agent whose prompt starts as
+  last time only pays for what changed, even when other agents' prompts came in
+  between; it is kept on disk across restarts (``engine.llm.prefix_cache``).
 - ``LocalBackend`` runs it off the event loop (``asyncio.to_thread``). A request whose
   constraint is not turned off (``constrain`` unset or true) is decoded under the
   command grammar, so every reply is a valid command; the grammar bounds its length
@@ -47,6 +47,10 @@ DEFAULT_REPEAT_PENALTY = 1.15
 """When the options give none. llama.cpp's own default (1.0) lets a small model loop on
 one word ("Ash, Ash, Ash"); Ollama's is 1.1."""
 _GRAMMARS_KEPT = 64
+KEPT_ROLES = frozenset({"actor", "warm"})
+"""Calls whose evaluated prompts the prefix cache keeps: an agent's prompt comes back
+with the same beginning next turn; a summary's or a knowledge pass's never does, and
+keeping those would push the agents' states out (also of the ones saved at close)."""
 
 
 @dataclass(frozen=True)
@@ -193,9 +197,13 @@ class LocalModel:
                 yield str(chunk["choices"][0]["text"])
 
     def complete(
-        self, prompt: str, options: Mapping[str, Any], gbnf: str | None = None
-    ) -> LocalResult:
-        with self.lock, _refusals():
+        self, prompt: str, options: Mapping[str, Any], gbnf: str | None = None,
+        *, keep: bool = True,
+    ) -> LocalResult:  # fmt: skip
+        """``keep``: the prompt's evaluated state goes into the prefix cache (an agent's
+        turn, which comes back with the same prefix); False for one-off prompts
+        (summaries, knowledge passes), which would only push those states out."""
+        with self.lock, _refusals(), self._cached(keep):
             out = self._create(prompt, options, gbnf, stream=False)
         choice, usage = out["choices"][0], out["usage"]
         return LocalResult(str(choice["text"]), int(usage["prompt_tokens"]),
@@ -211,6 +219,19 @@ class LocalModel:
         return self._llama.create_completion(
             prompt, stream=stream, grammar=grammar, **_sampling(options)
         )
+
+    @contextmanager
+    def _cached(self, keep: bool) -> Iterator[None]:
+        """Without ``keep``, the call neither reads nor fills the prefix cache."""
+        cache = self._llama.cache
+        if keep or cache is None:
+            yield
+            return
+        self._llama.cache = None
+        try:
+            yield
+        finally:
+            self._llama.cache = cache
 
     def count_tokens(self, text: str) -> int:
         with self.lock:
@@ -336,15 +357,19 @@ class LocalBackend:
     async def generate(self, request: LLMRequest) -> Generation:
         started = time.perf_counter()
         prompt = request.prompt()  # on the loop: the factory reads the world
-        constraint = request.constraint if request.constrain is not False else None
-        gbnf = constraint().gbnf if constraint is not None else None
+        wanted = request.constraint if request.constrain is not False else None
+        constraint = wanted() if wanted is not None else None
+        gbnf = constraint.gbnf if constraint is not None else None
         n_ctx = int(request.options.get("num_ctx", DEFAULT_CTX))
-        # The command grammar is finite, so it ends the line itself; a token limit could
-        # only cut a command short (a note without its "->" text, half an exit name).
-        options = {**request.options, "num_predict": -1} if gbnf else request.options
+        # A finite grammar (a command) ends the reply itself; a token limit could only
+        # cut it short (a note without its "->" text, half an exit name).
+        finite = constraint is not None and constraint.finite
+        options = {**request.options, "num_predict": -1} if finite else request.options
+
+        keep = request.role in KEPT_ROLES
 
         def run() -> LocalResult:
-            return self.model(n_ctx).complete(prompt, options, gbnf)
+            return self.model(n_ctx).complete(prompt, options, gbnf, keep=keep)
 
         result = await asyncio.to_thread(run)
         return Generation(

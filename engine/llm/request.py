@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal
 
-Role = Literal["actor", "summarizer", "consolidator", "warm"]
-"""``warm``: a prompt evaluated ahead of a turn, for a prefix cache (one token, discarded)."""
+Role = Literal["actor", "summarizer", "consolidator", "handbook", "warm"]
+"""``warm``: a prompt evaluated ahead of a turn, for a prefix cache (one token, discarded);
+``handbook``: writing an agent's handbook (the consolidator's model and options)."""
 
 
 class Priority(IntEnum):
@@ -31,6 +32,10 @@ class Constraint:
     """A llama.cpp grammar (the embedded model)."""
     json_schema: Mapping[str, Any]
     """For Ollama's ``format``: the reply is ``{"command": "..."}``."""
+    finite: bool = True
+    """Every reply the grammar allows is bounded, so it ends decoding itself (the
+    embedded model then ignores ``num_predict``, which could only cut a reply short);
+    False keeps ``num_predict`` (long free text, such as a handbook)."""
 
 
 @dataclass(frozen=True)

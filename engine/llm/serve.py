@@ -79,7 +79,7 @@ class EmbeddedSource:
         options = _options(body)
         prompt = str(body.get("prompt", ""))
         try:
-            gbnf = _format_grammar(body.get("format"))
+            gbnf = format_grammar(body.get("format"))
             model = self.backend.model(int(options.get("num_ctx", DEFAULT_CTX)))
             prompt_tokens = model.count_tokens(prompt)
         except (LLMError, ValueError) as exc:
@@ -135,17 +135,47 @@ def _options(body: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _format_grammar(format_: object) -> str | None:
+def format_grammar(format_: object) -> str | None:
     """Ollama's ``format`` (a JSON schema, or ``"json"``) as a llama.cpp grammar."""
     if not format_:
         return None
+    if format_ != "json" and not isinstance(format_, dict):
+        raise ValueError('format must be "json" or a JSON schema object')
+    if isinstance(format_, dict):
+        _check_bounds(format_)
     from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
 
     if format_ == "json":
         return str(JSON_GBNF)
-    if not isinstance(format_, dict):
-        raise ValueError('format must be "json" or a JSON schema object')
-    return str(json_schema_to_gbnf(json.dumps(format_)))
+    grammar = str(json_schema_to_gbnf(json.dumps(format_)))
+    if len(grammar) > GRAMMAR_MAX_CHARS:
+        raise ValueError(f"the format's JSON schema makes a grammar of {len(grammar):,} "
+                         f"characters; at most {GRAMMAR_MAX_CHARS:,} are served")  # fmt: skip
+    return grammar
+
+
+SCHEMA_BOUND_MAX = 4_096
+"""The largest ``maxLength``/``minLength``/``maxItems``/``minItems`` a ``format`` may use:
+the grammar converter unrolls each into as many nested rules, and a few tens of
+thousands of them crash llama.cpp's grammar parser (the whole server)."""
+GRAMMAR_MAX_CHARS = 200_000
+_BOUNDS = ("maxLength", "minLength", "maxItems", "minItems")
+
+
+def _check_bounds(schema: dict[str, Any]) -> None:
+    """``ValueError`` for a bound over ``SCHEMA_BOUND_MAX`` anywhere in ``schema``."""
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in _BOUNDS:
+                value = node.get(key)
+                if isinstance(value, int) and value > SCHEMA_BOUND_MAX:
+                    raise ValueError(f"the format's JSON schema asks for {key} {value}; "
+                                     f"at most {SCHEMA_BOUND_MAX} is served")  # fmt: skip
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def serve(port: int) -> None:

@@ -14,7 +14,9 @@ set), ``hang_next(times)`` (never answer, until stopped),
 ``delay`` seconds before answering, ``error_mid_stream``, and on a fixed schedule
 (``FaultSchedule``: HTTP 500 every n-th call, a hang every m-th, garbage every k-th),
 which the fault soak (``scripts/soak.py``) uses. With ``summary`` set, prompts ending
-in the summarizer's cue (``SUMMARY:``) get that text instead of the next scripted reply.
+in the summarizer's cue (``SUMMARY:``) get that text instead of the next scripted reply;
+knowledge-pass prompts get the ``knowledge`` script and handbook prompts the
+``handbook`` one (by default ``[]`` and an empty reply).
 It listens on 127.0.0.1 only, on a free port, in a background thread.
 """
 
@@ -39,6 +41,7 @@ from engine.llm.ollama_server import (
     Refusal,
 )
 from engine.llm.ollama_wire import ModelInfo, normalised
+from engine.memory.handbook_prompts import CUE as HANDBOOK_CUE
 from engine.memory.knowledge_prompts import CONSOLIDATION_CUE, EXTRACTION_CUE
 from engine.memory.summary_prompts import CHUNK_CUE, MERGE_CUE
 
@@ -101,6 +104,11 @@ def is_knowledge_prompt(body: dict[str, Any]) -> bool:
     return prompt.endswith((EXTRACTION_CUE, CONSOLIDATION_CUE))
 
 
+def is_handbook_prompt(body: dict[str, Any]) -> bool:
+    """Whether a generate body asks for an agent's handbook."""
+    return str(body.get("prompt", "")).rstrip().endswith(HANDBOOK_CUE)
+
+
 class StubOllama(OllamaCompatibleServer):
     version = "0.0.0-stub"
 
@@ -108,7 +116,8 @@ class StubOllama(OllamaCompatibleServer):
                  delay: float = 0.0, port: int = 0, faults: FaultSchedule | None = None,
                  summary: str | None = None, record: bool = True,
                  parameters: Mapping[str, int] | None = None,
-                 knowledge: list[str] | None = None) -> None:  # fmt: skip
+                 knowledge: list[str] | None = None,
+                 handbook: list[str] | None = None) -> None:  # fmt: skip
         self.parameters = dict(parameters or {})
         """Parameter count per model, as ``/api/show`` reports it (others: 8B)."""
         self.replies = replies or ["look"]
@@ -123,6 +132,9 @@ class StubOllama(OllamaCompatibleServer):
         self.knowledge = list(knowledge or [])
         """Answers to knowledge-pass prompts, in order, sent as they are; when they run
         out (or none were given), ``[]``: nothing learned."""
+        self.handbook = list(handbook or [])
+        """Answers to handbook prompts, in order; when they run out, an empty reply (the
+        rules then write the handbook)."""
         self.record = record
         self.requests: list[dict[str, Any]] = []
         """Every generate, completion or chat body (while ``record``; a long soak turns it
@@ -174,6 +186,7 @@ class StubOllama(OllamaCompatibleServer):
         for); blocks here for a hang."""
         summarizing = self.summary is not None and is_summary_prompt(body)
         knowing = is_knowledge_prompt(body)
+        handbook = is_handbook_prompt(body)
         done_reason = "stop"
         with self._lock:
             if self.record:
@@ -196,6 +209,8 @@ class StubOllama(OllamaCompatibleServer):
                 reply = str(self.summary)
             elif knowing:
                 reply = self.knowledge.pop(0) if self.knowledge and not failure else "[]"
+            elif handbook:
+                reply = self.handbook.pop(0) if self.handbook and not failure else ""
             else:
                 reply = self.replies[self._next % len(self.replies)]
                 if not failure:
@@ -208,7 +223,7 @@ class StubOllama(OllamaCompatibleServer):
             return Refusal(503, "server stopped")
         if failure:
             return Refusal(failure, f"injected failure {failure}", self.retry_after)
-        if body.get("format") and scheduled != "garbage" and not knowing:
+        if body.get("format") and scheduled != "garbage" and not (knowing or handbook):
             reply = json.dumps({"command": reply})
         return Completion(
             self._pieces(reply),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from engine.commands import Registry
 from engine.llm.status import render_llm_status
 from engine.sim.prompting import build_prompt
+from engine.vault.handbook_store import HandbookStore
 from engine.vault.knowledge_store import KnowledgeStore
 from engine.vault.notes import NoteStore
 from engine.world.events import Event, EventKind
@@ -69,3 +70,6 @@ class SimContext:
 
     def consolidate(self, character: Character) -> str:
         return self.sim.knowledge.force(self.sim.minds[character.id])
+
+    def handbook(self, character: Character) -> HandbookStore:
+        return self.sim.vault.handbook(character.folder)

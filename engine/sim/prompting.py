@@ -20,11 +20,13 @@ from engine.agents.reply import RECENT_COMMANDS, repeat_key
 from engine.commands.registry import Command
 from engine.config import RoleProfile
 from engine.llm.request import Constraint
+from engine.memory.handbook import prompt_excerpt
 from engine.memory.waterfall import verbatim_count
 from engine.vault.notes import Note
 from engine.world.model import Character
 
 if TYPE_CHECKING:
+    from engine.agents.memory import MemoryStream
     from engine.sim.simulation import Simulation
 
 NOTES_SHOWN = 3
@@ -84,11 +86,15 @@ def within(notes: list[tuple[str, str]], chars: int | None) -> list[tuple[str, s
     return kept
 
 
-def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
+def prompt_parts(
+    sim: Simulation, character: Character, mind: MemoryStream | None = None
+) -> PromptParts:
+    """What ``character``'s prompt shows now; ``mind`` in place of its memory stream
+    (a view of it after a commit: prompt warming)."""
     world = sim.world
     room = world.rooms[character.location]
     others = [c.name for c in world.characters_in(room.id, besides=character)]
-    mind = sim.minds[character.id]
+    mind = mind or sim.minds[character.id]
     shown = verbatim_count(mind.count, mind.boundary, mind.windows)
     summaries = mind.summaries
     notes = sim.vault.notes(character.folder).all()
@@ -96,6 +102,8 @@ def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
     profile = sim.settings.llm.profiles.get("actor") or RoleProfile()
     summary_chars = int(profile.summary_tokens * CHARS_PER_TOKEN) or None
     notes_chars = int(profile.notes_tokens * CHARS_PER_TOKEN) or None
+    handbook_chars = int(profile.handbook_tokens * CHARS_PER_TOKEN)
+    handbook = sim.vault.handbook(character.folder).summary_text() if handbook_chars else None
     things = [t.name for t in world.things_in(room.id)]
     situation = Situation(room.name, list(room.exits), things, others,
                           frozenset(recent_commands(sim, character, RECENT_COMMANDS)))  # fmt: skip
@@ -118,19 +126,24 @@ def prompt_parts(sim: Simulation, character: Character) -> PromptParts:
             [(note.title, note.body) for note in relevant_notes(notes, terms)], notes_chars
         ),
         examples=example_turns(situation, mind.count),
+        handbook=prompt_excerpt(handbook, handbook_chars, own=character.profile)
+        if handbook
+        else "",
     )
 
 
-def fitted_prompt(sim: Simulation, character: Character) -> FittedPrompt:
+def fitted_prompt(
+    sim: Simulation, character: Character, mind: MemoryStream | None = None
+) -> FittedPrompt:
     """The exact prompt ``character`` would be sent now, fitted to the actor's ``num_ctx``."""
     options = sim.actor_options
     budget = char_budget(int(options["num_ctx"]), int(options.get("num_predict", 0)))
-    return fit_prompt(prompt_parts(sim, character), budget)
+    return fit_prompt(prompt_parts(sim, character, mind), budget)
 
 
-def build_prompt(sim: Simulation, character: Character) -> str:
+def build_prompt(sim: Simulation, character: Character, mind: MemoryStream | None = None) -> str:
     """The exact prompt ``character`` would be sent now (nothing recorded)."""
-    return fitted_prompt(sim, character).text
+    return fitted_prompt(sim, character, mind).text
 
 
 def turn_prompt(sim: Simulation, character: Character) -> str:

@@ -122,6 +122,8 @@ async def connect(
     sim.start_compaction(dispatcher, summarizers, consolidators)
     if choice.local:  # its prefix cache keeps an agent's prompt evaluated after a compaction
         sim.compactor.warm = sim.warm_prompt
+    if sim.knowledge.handbook is not None:  # `handbook: auto` means the rules for it
+        sim.knowledge.handbook.embedded = choice.local
     return dispatcher, models
 
 
@@ -180,12 +182,20 @@ def summary(scheduler: Scheduler, dispatcher: Dispatcher, wall: float) -> str:
         if k.passes or k.failed
         else ""
     )
+    h = scheduler.sim.knowledge.handbook
+    handbooks = ""
+    if h is not None and (h.tally.written or h.tally.failed):
+        by = f"{h.tally.by_llm} by the model, {h.tally.written - h.tally.by_llm} by the rules"
+        failed = f", {h.tally.failed} failed" if h.tally.failed else ""
+        handbooks = (
+            f"{h.tally.written} handbook{'' if h.tally.written == 1 else 's'} ({by}{failed}), "
+        )
     return (
         f"Run summary: {len(scheduler.thinkers)} agents, {turns} turns ({skipped} skipped), "
         f"{m.calls} LLM calls ({m.failures} failed, {m.retries} retries), "
         f"{c.committed} compaction{'' if c.committed == 1 else 's'} "
         f"({c.failed} failed attempt{'' if c.failed == 1 else 's'}{extractive}), "
-        f"{knowledge}{durability}{m.prompt_tokens} prompt + {m.completion_tokens} completion tokens, "
+        f"{knowledge}{handbooks}{durability}{m.prompt_tokens} prompt + {m.completion_tokens} completion tokens, "
         f"mean latency {seconds(m.mean_latency)}, {wall:.1f} s in all."
     )
 

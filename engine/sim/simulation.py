@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from engine.agents.compactor import Compactor, log_error
+from engine.agents.handbook_writer import HandbookWriter
 from engine.agents.knowledge_pass import KnowledgePasses
 from engine.agents.knowledge_status import knowledge_info
 from engine.agents.memory import MemoryStream
@@ -27,11 +28,13 @@ from engine.commands.result import failed
 from engine.config import Settings
 from engine.errors import MudsimError, UnknownCharacterError, VaultError
 from engine.llm.dispatcher import Dispatcher
+from engine.memory.handbook_rules import Agent
 from engine.memory.record import MemoryKind, utc_now
 from engine.memory.status import MemoryStatus
 from engine.memory.waterfall import Windows
 from engine.sim.clock import WorldClock
 from engine.sim.command_context import SimContext
+from engine.sim.prompting import build_prompt
 from engine.sim.world_apply import lacking_note, note_on_stderr, plan_for
 from engine.vault.journal import EVERY_100_MS
 from engine.vault.lock import VaultLock
@@ -111,6 +114,11 @@ class Simulation:
             supervisor=self.supervisor,
         )  # fmt: skip
         """Knowledge passes; idle until ``start_compaction``."""
+        self.knowledge.handbook = HandbookWriter(
+            describe=self.handbook_agent, clock=lambda: self.clock.reading(), options=options,
+            method=settings.memory_compaction.handbook, constrain=self.knowledge.constrain,
+        )  # fmt: skip
+        """Writes each agent's handbook after its passes (the rules until there is an LLM)."""
 
     @classmethod
     def open(
@@ -159,6 +167,9 @@ class Simulation:
         self.compactor.llm = self.knowledge.llm = llm
         self.compactor.models = models
         self.knowledge.models = consolidators if consolidators is not None else models
+        if self.knowledge.handbook is not None:
+            self.knowledge.handbook.llm = llm
+            self.knowledge.handbook.models = self.knowledge.models
         for mind in self.minds.values():
             self.compactor.poke(mind)
             self.knowledge.poke(mind)
@@ -187,13 +198,22 @@ class Simulation:
         )  # fmt: skip
         return replace(status, knowledge=info)
 
-    async def warm_prompt(self, mind: MemoryStream) -> None:
-        """Evaluate the agent's next prompt ahead of its turn (``Compactor.warm``: set
-        for the embedded model, whose prefix cache keeps it); nothing without a thinker."""
+    def handbook_agent(self, mind: MemoryStream) -> Agent:
+        """Who ``mind``'s character is, as its handbook's rules see it."""
+        character = mind.character
+        others = tuple(c.name for c in self.world.characters.values() if c.id != character.id)
+        verbs = frozenset(n for c in self.registry.commands.values() for n in c.names)
+        return Agent(character.name, character.profile, character.description, others, verbs)
+
+    async def warm_prompt(self, mind: MemoryStream, after: Callable[[], MemoryStream]) -> None:
+        """Evaluate the prompt the agent's next turn will send, its memory read as
+        ``after`` gives it (``Compactor.warm``: set for the embedded model, whose prefix
+        cache keeps it); nothing without a thinker."""
         link, llm = self.llm, self.compactor.llm
         thinker = link.thinkers.get(mind.character.id) if link is not None else None
         if thinker is not None and llm is not None:
-            await llm.generate(thinker.warm_request())
+            character = mind.character
+            await llm.generate(thinker.warm_request(lambda: build_prompt(self, character, after())))
 
     def _background_error(self, message: str, exc: BaseException) -> None:
         """An unexpected error in a background task: the run log gets the traceback,

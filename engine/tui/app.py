@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -31,17 +30,15 @@ from textual.worker import Worker, WorkerState
 
 from engine.agents.memory import MemoryStream
 from engine.agents.thinker import Turn, describe
-from engine.errors import VaultError
 from engine.llm.dispatcher import Dispatcher
-from engine.memory.knowledge import Entry
 from engine.sim.prompting import build_prompt
 from engine.sim.run import SHUTDOWN_GRACE
 from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import Simulation
+from engine.tui.memory_tabs import MemoryTabs
 from engine.tui.render import (
     event_line,
     inspector_text,
-    knowledge_text,
     llm_panel,
     player_lines,
     rooms_with_occupants,
@@ -172,8 +169,7 @@ class MudsimApp(App[None]):
         """q / Ctrl-C presses so far: 1 stops gracefully, 2 at once."""
         self._stop_key = "q"
         self._wrapped_at = 0
-        self._knowledge_seen: tuple[object, ...] = ()
-        """Whose bank the Knowledge tab shows, and its files' stamps then."""
+        self.memory_tabs = MemoryTabs(sim)
         """The width the event log's lines were wrapped at."""
 
     # -- layout -------------------------------------------------------------------------
@@ -186,11 +182,13 @@ class MudsimApp(App[None]):
             # min_width=1: lines wrap at the log's own width (RichLog's default renders
             # at 78 columns at least, cutting lines off in a narrower log)
             yield RichLog(id="events", wrap=True, markup=False, max_lines=HISTORY_KEPT, min_width=1)
-            with TabbedContent("Agent", "Knowledge", id="inspector"):
+            with TabbedContent("Agent", "Knowledge", "Handbook", id="inspector"):
                 with VerticalScroll(id="agent-tab"):
                     yield Static(id="inspector-body")
                 with VerticalScroll(id="knowledge-tab"):
                     yield Static(id="knowledge-body")
+                with VerticalScroll(id="handbook-tab"):
+                    yield Static(id="handbook-body")
         yield Static(id="status")
         placeholder = (
             f"{self.player.name}> type a command, Enter to send"
@@ -304,8 +302,7 @@ class MudsimApp(App[None]):
             self.query_one("#inspector-body", Static).update(
                 Text(inspector_text(thinker, mind, waiting))
             )
-            if self.query_one("#inspector", TabbedContent).active == "tab-2":
-                self._refresh_knowledge(mind)
+            self._refresh_memory_tab(mind, self.query_one("#inspector", TabbedContent).active)
         self.query_one("#llm", Static).update(Text(llm_panel(self.dispatcher, self.models)))
         if self.stop_presses:
             state = "stopping"
@@ -315,26 +312,16 @@ class MudsimApp(App[None]):
             state = f"running x{self.scheduler.speed:g}"
         self.sub_title = f"{self.sim.world.name} — {state} — filter: {self.filter}"
 
-    def _refresh_knowledge(self, mind: MemoryStream) -> None:
-        """The Knowledge tab (only while it shows, and only when the bank or its pass
-        records changed: it reads their files)."""
-        store = self.sim.knowledge.store(mind)
-        seen = (
-            mind.character.id,
-            *(_stamp(path) for path in (store.bank_path, store.passes_folder)),
-        )
-        if seen == self._knowledge_seen:
+    def _refresh_memory_tab(self, mind: MemoryStream, active: str) -> None:
+        """The Knowledge or Handbook tab, when it shows (they read files)."""
+        if active == "tab-2":
+            text, body = self.memory_tabs.knowledge(mind), "#knowledge-body"
+        elif active == "tab-3":
+            text, body = self.memory_tabs.handbook(mind), "#handbook-body"
+        else:
             return
-        self._knowledge_seen = seen
-        bank: list[Entry] | str
-        try:
-            bank = store.load()
-        except VaultError as exc:
-            bank = str(exc)
-        last = store.last_pass(completed_only=False)
-        applied = store.applied_text(last) if last is not None else ""
-        text = knowledge_text(mind.character.name, bank, last, applied)
-        self.query_one("#knowledge-body", Static).update(Text(text))
+        if text is not None:
+            self.query_one(body, Static).update(Text(text))
 
     def _refresh_tree(self) -> None:
         shape = rooms_with_occupants(self.sim.world)
@@ -484,13 +471,3 @@ class MudsimApp(App[None]):
         except Exception as exc:
             log.error("stopping the run failed", exc_info=exc)
         self.exit()
-
-
-def _stamp(path: Path) -> tuple[int, int]:
-    """(modification time, size) of ``path``; (0, 0) when it is missing. A pass or an
-    undo rewrites the bank; a pass (even one that changed nothing) adds a record."""
-    try:
-        info = path.stat()
-    except OSError:
-        return (0, 0)
-    return (info.st_mtime_ns, info.st_size)

@@ -17,6 +17,7 @@ from engine.commands.knowledge import entry_lines
 from engine.llm.dispatcher import Dispatcher
 from engine.llm.metrics import seconds
 from engine.memory.knowledge import Entry
+from engine.vault.handbook_store import HandbookState
 from engine.vault.knowledge_store import PassRecord
 from engine.world.events import Event, EventKind
 from engine.world.world import World
@@ -170,4 +171,25 @@ def knowledge_text(name: str, bank: Sequence[Entry] | str, last: PassRecord | No
         lines.append(f"Error: {last.error}")
     if applied.strip():
         lines += ["Operations:", applied.strip()]
+    return "\n".join(lines)
+
+
+def handbook_text(name: str, summary: str | None, skills: Sequence[str],
+                  state: HandbookState | None, problem: str | None = None) -> str:  # fmt: skip
+    """The Handbook tab: how memory_summary.md was last written, the file itself, and the
+    skills; or why it cannot be shown (``problem``)."""
+    lines = [f"{name}'s handbook"]
+    if problem is not None:
+        lines.append(f"The handbook does not read: {problem}")
+    elif summary is None:
+        lines.append("No handbook yet: it is written after a knowledge pass that learned "
+                     "something (at the end of a run, on @consolidate).")  # fmt: skip
+    else:
+        if state is not None:
+            by = "the model" if state.method == "llm" else "the rules"
+            lines.append(f"Written by {by} at {state.updated.sim} world time"
+                         + (f" ({state.fallback})" if state.fallback else ""))  # fmt: skip
+        lines += ["", summary.strip()]
+        if skills:
+            lines += ["", "Skills: " + ", ".join(skills)]
     return "\n".join(lines)

@@ -31,6 +31,9 @@ Which servers the agents think with, and the options each kind of call uses.
   `consolidator` builds the knowledge bank), a `model` and Ollama `options`.
   `num_ctx` is fixed per profile (changing it reloads the model). Summaries stop on a
   blank line, never on a single newline.
+- `notes_tokens`, `summary_tokens`, `handbook_tokens` (actor only): the most tokens a
+  turn's prompt gives its relevant notes (150), each summary (300) and the handbook's
+  profile and tips (300); 0 means no limit but the context (for the handbook: none).
 - `constrain` (actor only): `true` makes the model write only valid commands for where
   the agent stands (Ollama: `format` with a JSON schema); `false` never; unset (`null`)
   means on for the embedded model and for a model the server reports (`/api/show`)
@@ -62,6 +65,17 @@ last pass, extracts typed entries and consolidates them into
 `agents/<Name>/knowledge/long-term-memory.json`. The bank's capacity tier (GENEROUS
 under 30%, SELECTIVE to 50%, HEAVY_CUT beyond) is its size in tokens over
 `knowledge_context` (unset: the consolidator profile's `num_ctx`).
+
+# The handbook
+
+After a pass that changed the bank (or extracted anything), the agent's handbook in
+`agents/<Name>/handbook/` is written: `memory_summary.md` (profile, general tips,
+routing index), `MEMORY.md` (topic clusters) and `skills/<name>/SKILL.md` (procedures
+seen in 3 or more passes). `handbook`: `llm` (the consolidator writes it; a reply that
+is not a usable handbook is asked once more, then the rules write it), `rules` (no
+model: deterministic, from the bank) or `auto` (`llm`, but `rules` when the agents think
+with the embedded model). The actor profile's `handbook_tokens` bounds what a turn's
+prompt carries of it (the profile and the first tips; 0 turns it off).
 """
 
 _AI_BODY = """\

@@ -74,6 +74,7 @@ PASS_ID_PATTERN: Final = r"^\d{8}-\d{6}(?:-\d+)?$"
 
 _log = logging.getLogger("mudsim.vault")
 _PASS_ID = re.compile(r"^(\d{8}-\d{6})(?:-(\d+))?$")
+_EXTRACTED = re.compile(r"^- \((?P<kind>\w+)\) (?P<content>.*?)(?: \[tags: [^\]]*\])?$")
 
 Candidate = tuple[str, str, Sequence[str]]
 """What Phase 1 extracted: (type, content, tags)."""
@@ -260,6 +261,24 @@ class KnowledgeStore:
             return ""
         _, found, applied = body.partition("## Operations")
         return applied.strip() if found else ""
+
+    def record_text(self, record: PassRecord) -> str:
+        """A pass record's body ("" when it cannot be read): what it extracted and did."""
+        try:
+            _, body = read_front_matter(self.passes_folder / f"{record.pass_id}.md")
+        except (OSError, VaultError):
+            return ""
+        return body.strip()
+
+    def extracted(self, record: PassRecord) -> list[tuple[str, str]]:
+        """(type, content) of each candidate the pass record lists under "Extracted"."""
+        found = []
+        _, _, rest = self.record_text(record).partition("## Extracted")
+        for line in rest.partition("## Operations")[0].splitlines():
+            match = _EXTRACTED.match(line)
+            if match:
+                found.append((match["kind"], match["content"]))
+        return found
 
     def last_pass(self, completed_only: bool = True) -> PassRecord | None:
         """The newest record (whose status is not ``failed``, with ``completed_only``)."""

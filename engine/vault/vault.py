@@ -8,6 +8,8 @@
     <root>/agents/<Name>/memory-state.json  what the running process last knew
     <root>/agents/<Name>/notes/*.md     its notes
     <root>/agents/<Name>/summaries/     its short- and long-term summaries, and their history
+    <root>/agents/<Name>/knowledge/     its knowledge bank, the bank's log, its pass records
+    <root>/agents/<Name>/handbook/      its handbook (memory_summary.md, MEMORY.md, skills/)
     <root>/.lock                        held by the one process that owns the vault
 
 Reading (``status``) needs no lock; anything that writes must hold it.
@@ -26,6 +28,7 @@ from engine.memory.record import utc_now
 from engine.sim.clock import WorldClock
 from engine.vault import config_files, world_store
 from engine.vault.files import atomic_write_json, read_json, remove_stale_temp_files
+from engine.vault.handbook_store import HandbookStore
 from engine.vault.lock import VaultLock
 from engine.vault.notes import NoteStore
 from engine.vault.summaries import SummaryStore
@@ -50,6 +53,7 @@ class Vault:
         self.root = root
         self.config_dir = root / "config"
         self._notes: dict[str, NoteStore] = {}
+        self._handbooks: dict[str, HandbookStore] = {}
         self.max_note_bytes: int | None = None
         """The notes' size limit (``config/limits.md``), set by whoever loads the settings."""
 
@@ -98,6 +102,12 @@ class Vault:
 
     def journal_path(self, folder: str) -> Path:
         return self.agent_dir(folder) / "memories.jsonl"
+
+    def handbook(self, folder: str) -> HandbookStore:
+        store = self._handbooks.get(folder)
+        if store is None:
+            store = self._handbooks[folder] = HandbookStore(self.agent_dir(folder) / "handbook")
+        return store
 
     def notes(self, folder: str) -> NoteStore:
         store = self._notes.get(folder)

@@ -1,7 +1,8 @@
-"""Warming an agent's prompt after its compaction: a new summary changes the prompt near
-its start, so the embedded model's cached prefix no longer serves; the compaction worker
-asks for the new prompt (one token, in the background) so the agent's next turn finds it
-evaluated. Bo (windows 4/4) in the fixture world, a recording backend."""
+"""Warming an agent's prompt as part of its compaction: a new summary changes the prompt
+near its start, so the embedded model's cached prefix no longer serves; before the last
+commit the compaction worker asks for the prompt as it will read after that commit (one
+token, in the background), so the agent's next turn, the first to see the commit, finds
+it evaluated. Bo (windows 4/4) in the fixture world, a recording backend."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from helpers import run
 
 from engine.errors import LLMUnavailableError
 from engine.llm.request import Generation, LLMRequest, Priority
+from engine.sim.prompting import build_prompt
 from engine.sim.run import make_thinkers
 from engine.sim.simulation import LLMLink, Simulation
 
@@ -20,8 +22,11 @@ from engine.sim.simulation import LLMLink, Simulation
 class Backend:
     """Summaries are numbered; a warm request can fail or wait on request."""
 
-    def __init__(self, *, warm_fails: bool = False) -> None:
+    def __init__(self, *, warm_fails: bool = False, sim: Simulation | None = None) -> None:
         self.warm_fails = warm_fails
+        self.sim = sim
+        self.boundary_at_warm: int | None = None
+        """Bo's boundary while the warm was asked (``sim`` given)."""
         self.release: asyncio.Event | None = None
         self.warming = asyncio.Event()
         """Set when a warm request arrives."""
@@ -32,6 +37,8 @@ class Backend:
         prompt = request.prompt()
         self.calls.append((request, prompt))
         if request.role == "warm":
+            if self.sim is not None:
+                self.boundary_at_warm = self.sim.minds["bo"].boundary
             self.warming.set()
             if self.release is not None:
                 await self.release.wait()
@@ -58,14 +65,15 @@ def _bo_thinks(sim: Simulation, count: int) -> None:
         run(sim, "Bo", f"think Thought number {index}.")
 
 
-async def test_the_new_prompt_is_warmed_once_after_the_last_commit(sim: Simulation) -> None:
-    llm = Backend()
+async def test_the_new_prompt_is_warmed_once_before_the_last_commit(sim: Simulation) -> None:
+    llm = Backend(sim=sim)
     _warming(sim, llm)
     _bo_thinks(sim, 12)
     assert run(sim, "Bo", "@compact-memories").ok  # two chunks: #0-#3, #4-#7
     await sim.compactor.settle(5)
     assert sim.minds["bo"].boundary == 8
     assert llm.roles() == ["summarizer", "summarizer", "warm"]  # (L <- S needs no call)
+    assert llm.boundary_at_warm == 4  # asked before the second chunk was committed
     request, prompt = llm.calls[-1]
     assert request.options["num_predict"] == 1
     assert request.priority is Priority.SUMMARY
@@ -122,3 +130,47 @@ async def test_a_warm_past_the_grace_is_cancelled_and_the_commit_stays(sim: Simu
     await sim.compactor.drain(0.01)
     bo = sim.minds["bo"]
     assert (bo.boundary, bo.in_flight) == (4, False)
+
+
+async def test_the_next_turn_extends_the_warmed_prompt(sim: Simulation) -> None:
+    """The turn after the commit shares the warmed prompt up to the end of its memory
+    block, so a prefix cache serves all of that."""
+    llm = Backend()
+    _warming(sim, llm)
+    _bo_thinks(sim, 9)
+    await sim.compactor.settle(5)
+    warmed = llm.calls[-1][1]
+    turn = build_prompt(sim, sim.world.characters["bo"])
+    memories_end = warmed.index("\n---\n", warmed.index("\n---\n") + 1)
+    assert "Summary 1." in warmed[:memories_end]
+    assert turn[:memories_end] == warmed[:memories_end]
+
+
+async def test_turns_during_the_warm_see_the_old_summaries_and_the_commit_counts_them(
+    sim: Simulation,
+) -> None:
+    llm = Backend()
+    llm.release = asyncio.Event()
+    _warming(sim, llm)
+    _bo_thinks(sim, 9)
+    await asyncio.wait_for(llm.warming.wait(), 5)
+    bo = sim.minds["bo"]
+    assert (bo.boundary, bo.summaries.recent) == (0, None)  # not committed yet
+    assert "Summary 1." not in build_prompt(sim, sim.world.characters["bo"])
+    run(sim, "Bo", "think One more while the model warms.")
+    llm.release.set()
+    await sim.compactor.settle(5)
+    assert bo.boundary == 4
+    assert bo.summaries.recent is not None
+    assert bo.summaries.recent.memory_count == 10  # M at the commit, after the warm
+
+
+async def test_a_backlog_warms_only_before_its_last_chunk(sim: Simulation) -> None:
+    llm = Backend(sim=sim)
+    _warming(sim, llm)
+    _bo_thinks(sim, 17)  # M = 17: chunks #0-#3, #4-#7 and #8-#11 are due one after another
+    await sim.compactor.settle(5)
+    assert sim.minds["bo"].boundary == 12
+    # chunk, chunk (L <- S), merge + chunk, then the one warm
+    assert llm.roles() == ["summarizer"] * 4 + ["warm"]
+    assert llm.boundary_at_warm == 8

@@ -30,3 +30,26 @@ def test_an_empty_bank_and_no_pass_yet() -> None:
         "Bo's knowledge\nThe bank is empty: it fills at the end of a run and on @consolidate."
         "\n\nNo knowledge pass yet."
     )
+
+
+def test_the_handbook_tab_says_how_it_was_written_or_why_not() -> None:
+    from engine.tui.render import handbook_text
+    from engine.vault.handbook_store import HandbookState
+
+    state = HandbookState(method="rules", mode="RULES", updated=NOW,
+                          fallback="the model's handbook was not usable (no reply)")  # fmt: skip
+    text = handbook_text("Ada", "## Profile\n\nA gardener.\n", ["draw-water"], state)
+    assert text.splitlines() == [
+        "Ada's handbook",
+        "Written by the rules at 2026-01-01T09:00 world time (the model's handbook was not "
+        "usable (no reply))",
+        "",
+        "## Profile",
+        "",
+        "A gardener.",
+        "",
+        "Skills: draw-water",
+    ]
+    assert "No handbook yet" in handbook_text("Bo", None, [], None)
+    broken = handbook_text("Bo", None, [], None, problem="handbook.json is not valid JSON")
+    assert broken.endswith("The handbook does not read: handbook.json is not valid JSON")

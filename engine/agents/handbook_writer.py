@@ -1,0 +1,208 @@
+"""Writing an agent's handbook (seed 004) after its knowledge passes.
+
+The handbook is written as the last step of a knowledge pass that changed the bank or
+extracted anything (a repeated procedure changes no entry, yet it is what a skill
+needs), so it runs in the pass's task: one per agent at a time, owned by the same
+supervisor, at the dispatcher's lowest priority, and the end of a run and ``do`` wait
+for it as they wait for the pass. A pass that finds nothing new still writes a handbook
+that does not exist yet (a vault from before the handbook).
+
+``method`` comes from ``handbook`` in ``config/memory_compaction.md``: ``rules`` writes
+it without a model (``engine.memory.handbook_rules``); ``llm`` asks the consolidator
+(``engine.memory.handbook_prompts``: INIT when there is no handbook, INCREMENTAL with the
+pass records since the last write), once more when the reply is not a usable
+handbook, then falls back to the rules, as it does when the call fails; ``auto`` is
+``llm`` unless the agents think with the embedded model. A skill the model writes is
+kept only when the bank holds a procedure seen in ``SKILL_PASSES`` passes that it
+carries: a one-off fact never becomes a skill, whoever writes it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from engine.agents.memory import MemoryStream
+from engine.agents.supervisor import one_line
+from engine.agents.thinker import Generator
+from engine.errors import LLMError, VaultError
+from engine.llm.request import LLMRequest, Priority
+from engine.memory.handbook import Handbook
+from engine.memory.handbook_prompts import (
+    HandbookInvalid,
+    Mode,
+    handbook_constraint,
+    handbook_prompt,
+    read_handbook,
+    without_skills,
+)
+from engine.memory.handbook_rules import Agent, PassEvidence, rules_handbook, supported_skill
+from engine.memory.json_reply import ReplyUnparseable
+from engine.memory.knowledge import Entry, Stamp
+from engine.memory.record import utc_now
+from engine.vault.handbook_store import HandbookState, HandbookStore
+from engine.vault.knowledge_store import KnowledgeStore, PassRecord
+
+HandbookMethod = Literal["llm", "rules", "auto"]
+ASKS: Final = 2
+"""The model is asked once more when its reply is not a usable handbook."""
+REPLY_TOKENS: Final = 3_000
+"""``num_predict`` of a handbook call at least (the consolidator's is for a short list)."""
+CHARS_PER_TOKEN: Final = 3
+
+_log = logging.getLogger("mudsim.knowledge")
+
+
+@dataclass
+class HandbookTally:
+    written: int = 0
+    by_llm: int = 0
+    fallbacks: int = 0
+    """Writes the rules made after the model was asked and failed."""
+    failed: int = 0
+
+
+@dataclass
+class HandbookWriter:
+    describe: Callable[[MemoryStream], Agent]
+    """Who the agent is (name, profile, the others, the world's verbs)."""
+    clock: Callable[[], str]
+    llm: Generator | None = None
+    models: Mapping[str, str] = field(default_factory=dict)
+    """Character id -> the consolidator model."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The consolidator profile's options."""
+    method: HandbookMethod = "auto"
+    embedded: bool = False
+    """The agents think with the embedded model (``auto`` then means ``rules``)."""
+    constrain: bool | None = True
+    tally: HandbookTally = field(default_factory=HandbookTally)
+    last_error: dict[str, str] = field(default_factory=dict)
+    """Character id -> why its last write failed (cleared by a success)."""
+
+    def chosen(self) -> Literal["llm", "rules"]:
+        if self.llm is None or self.method == "rules":
+            return "rules"
+        return "rules" if self.method == "auto" and self.embedded else "llm"
+
+    async def write(
+        self, mind: MemoryStream, knowledge: KnowledgeStore, store: HandbookStore
+    ) -> HandbookState:
+        """Write ``mind``'s handbook from its bank and pass records (``VaultError`` when
+        a file cannot be read or written; the model's failures fall back to the rules)."""
+        entries = knowledge.load()
+        records = [r for r in knowledge.passes() if r.status != "failed"]
+        evidence = [
+            PassEvidence(r.pass_id, record_path(r.pass_id), tuple(knowledge.extracted(r)))
+            for r in records
+        ]
+        state = store.state()
+        now = Stamp(sim=self.clock(), at=utc_now())
+        through = records[-1].pass_id if records else None
+        fallback = None
+        if self.chosen() == "llm":
+            existing = store.read()
+            mode: Mode = "INCREMENTAL" if existing is not None else "INIT"
+            since = state.through_pass if existing is not None and state is not None else None
+            texts = [(record_path(r.pass_id), knowledge.record_text(r)) for r in records
+                     if since is None or _after(r, since, records)]  # fmt: skip
+            try:
+                handbook = await self._ask(mind, mode, texts, existing)
+            except (LLMError, HandbookInvalid, ReplyUnparseable) as exc:
+                fallback = f"the model's handbook was not usable ({one_line(exc)})"
+                _log.info("handbook of %s: %s; the rules write it", mind.character.name, fallback)
+            else:
+                handbook = _supported(handbook, entries, evidence)
+                written = store.write(handbook, HandbookState(method="llm", mode=mode,
+                                                              through_pass=through, updated=now))  # fmt: skip
+                self._done(mind, llm=True)
+                return written
+        handbook = rules_handbook(self.describe(mind), entries, evidence)
+        written = store.write(handbook, HandbookState(method="rules", mode="RULES",
+                              through_pass=through, updated=now, fallback=fallback))  # fmt: skip
+        self.tally.fallbacks += fallback is not None
+        self._done(mind, llm=False)
+        return written
+
+    async def write_quietly(
+        self, mind: MemoryStream, knowledge: KnowledgeStore, store: HandbookStore,
+        warn: Callable[[str], None],
+    ) -> None:  # fmt: skip
+        """``write``; a failure is counted and said to ``warn``, never raised (the pass
+        it follows stands)."""
+        try:
+            await self.write(mind, knowledge, store)
+        except (VaultError, OSError) as exc:
+            self.failed(mind, exc)
+            warn(f"the handbook of {mind.character.name} was not written: {one_line(exc)}")
+
+    @staticmethod
+    def missing(knowledge: KnowledgeStore, store: HandbookStore) -> bool:
+        """A bank with entries and no handbook (a vault from before the handbook)."""
+        if store.exists():
+            return False
+        try:
+            return bool(knowledge.bank_summary().entries)
+        except VaultError:
+            return False
+
+    def failed(self, mind: MemoryStream, exc: BaseException) -> None:
+        self.tally.failed += 1
+        self.last_error[mind.character.id] = one_line(exc)
+
+    def _done(self, mind: MemoryStream, *, llm: bool) -> None:
+        self.tally.written += 1
+        self.tally.by_llm += llm
+        self.last_error.pop(mind.character.id, None)
+
+    async def _ask(
+        self, mind: MemoryStream, mode: Mode, records: list[tuple[str, str]],
+        existing: Handbook | None,
+    ) -> Handbook:  # fmt: skip
+        assert self.llm is not None
+        options = {**self.options}
+        options["num_predict"] = max(int(options.get("num_predict", 0)), REPLY_TOKENS)
+        window = int(options.get("num_ctx", 8192))
+        budget = max(4_000, (window - options["num_predict"]) * CHARS_PER_TOKEN)
+        prompt = handbook_prompt(mind.character.name, mode, records, existing, budget)
+        request = LLMRequest(
+            prompt=lambda: prompt,
+            model=self.models.get(mind.character.id, ""),
+            options=options,
+            agent=mind.character.name,
+            role="handbook",
+            priority=Priority.CONSOLIDATION,
+            constraint=handbook_constraint,
+            constrain=self.constrain,
+        )
+        problem: Exception = HandbookInvalid("no reply")
+        for _ in range(ASKS):
+            reply = await self.llm.generate(request)
+            try:
+                return read_handbook(reply.text)
+            except (HandbookInvalid, ReplyUnparseable) as exc:
+                problem = exc
+        raise problem
+
+
+def record_path(pass_id: str) -> str:
+    """A pass record as the handbook cites it (relative to the agent's folder)."""
+    return f"knowledge/passes/{pass_id}.md"
+
+
+def _after(record: PassRecord, since: str, records: Sequence[PassRecord]) -> bool:
+    """``record`` comes after the pass ``since`` (all of them when ``since`` is gone)."""
+    ids = [r.pass_id for r in records]
+    return since not in ids or ids.index(record.pass_id) > ids.index(since)
+
+
+def _supported(
+    handbook: Handbook, entries: Sequence[Entry], evidence: Sequence[PassEvidence]
+) -> Handbook:
+    dropped = {name for name, text in handbook.skills.items()
+               if not supported_skill(text, entries, evidence)}  # fmt: skip
+    for name in sorted(dropped):
+        _log.info("the model's skill %s is left out: no procedure seen in enough passes", name)
+    return without_skills(handbook, dropped)
