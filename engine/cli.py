@@ -106,6 +106,22 @@ def handbook(args: argparse.Namespace) -> None:
     print(handbook_report(args.vault, args.agent, as_json=args.json))
 
 
+def recall(args: argparse.Namespace) -> None:
+    from engine.sim.bootstrap import recall_report
+
+    print("\n".join(recall_report(args.vault, args.agent, " ".join(args.words))))
+
+
+def agent_new(args: argparse.Namespace) -> None:
+    from engine.sim.bootstrap import new_agent
+
+    lines = new_agent(
+        args.world, args.vault, args.name, role=args.role or "", keywords=args.keywords or [],
+        sources=args.sources or [], profile=args.profile,
+    )  # fmt: skip
+    print("\n".join(lines))
+
+
 def repair(args: argparse.Namespace) -> None:
     from engine.vault.repair import repair_vault
 
@@ -287,6 +303,38 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--agent", metavar="NAME", required=True, help="whose handbook")
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub.set_defaults(run=handbook)
+    sub = verb(
+        "recall",
+        "Show what an agent brings to mind for some words: the best five of its knowledge, "
+        "notes, skills and past experiences, with their scores (reads the vault without "
+        "taking it).",
+        world=False,
+        character=False,
+    )
+    sub.add_argument("--agent", metavar="NAME", required=True, help="whose memory")
+    sub.add_argument("words", nargs="+", metavar="WORDS", help="what to recall")
+    sub.set_defaults(run=recall)
+    agent = verbs.add_parser(
+        "agent", help="Add to a seeded vault's agents.",
+        description="Add to a seeded vault's agents.",
+    )  # fmt: skip
+    agent_verbs = agent.add_subparsers(dest="agent_verb", metavar="VERB", parser_class=_Parser)
+    agent_verbs.required = True
+    summary = (
+        "Add an agent to a seeded vault, in the world's first room, its knowledge bank seeded "
+        "with what the other agents (or those named) know that fits its role and keywords."
+    )
+    sub = agent_verbs.add_parser("new", help=summary, description=summary)
+    sub.add_argument("world", type=Path, metavar="WORLD", help="the vault's world file (YAML)")
+    _vault_argument(sub)
+    sub.add_argument("--name", required=True, metavar="NEW", help="the new agent's name")
+    sub.add_argument("--role", metavar="R",
+                     help="what it does (a gardener, the innkeeper): retrieval weighs it")  # fmt: skip
+    sub.add_argument("--keywords", nargs="+", metavar="W", help="topics it cares about")
+    sub.add_argument("--from", dest="sources", nargs="+", metavar="NAME",
+                     help="seed only from these agents (default: every agent)")  # fmt: skip
+    sub.add_argument("--profile", metavar="TEXT", help="who it is, in a sentence")
+    sub.set_defaults(run=agent_new)
     sub = verb(
         "repair",
         "Make each character's memory state agree with what its journal holds; say what "

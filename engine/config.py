@@ -50,14 +50,18 @@ class RoleProfile(_Settings):
     ``format`` with a JSON schema). Unset: on for the embedded model and for a model an
     Ollama server reports as under a billion parameters, off otherwise."""
     notes_tokens: int = Field(default=150, ge=0)
-    """Actor only: the most tokens the prompt's notes section may take (0: no limit
-    but the context)."""
+    """Actor only: the most tokens of ``knowledge_tokens`` the relevant notes may take
+    (0: no limit of their own)."""
     summary_tokens: int = Field(default=300, ge=0)
     """Actor only: the most tokens each of the two summaries may take in the prompt
     (the newest part is kept; 0: no limit but the context)."""
     handbook_tokens: int = Field(default=300, ge=0)
     """Actor only: the most tokens the prompt gives the handbook's profile and first
     tips (0: no handbook in the prompt)."""
+    knowledge_tokens: int | None = Field(default=None, ge=0)
+    """Actor only: the most tokens a turn's prompt gives what the agent brings to mind
+    after its memories (prior knowledge, relevant notes, past experiences; 0: none).
+    Unset: 400 for the embedded model, 2,000 otherwise."""
 
     @field_validator("options")
     @classmethod
@@ -120,6 +124,8 @@ class MemoryCompactionConfig(_Settings):
     knowledge_context: int | None = Field(default=None, ge=1)
     """The consolidating model's window in tokens, for the bank's capacity tier (unset:
     the consolidator profile's ``num_ctx``)."""
+    dream_interval: int = Field(default=1440, ge=0)
+    """Minutes of world time an agent waits between two dreams (0: no wait)."""
     handbook: Literal["llm", "rules", "auto"] = "auto"
     """Who writes the handbook after a knowledge pass: the consolidator (``llm``), the
     rules (no model), or ``auto``: the rules when the agents think with the embedded

@@ -1,7 +1,8 @@
 """mudsim benchmarks (run by hand; never part of the test suite).
 
     python scripts/bench.py            # every benchmark
-    python scripts/bench.py engine     # one or more of: engine, dispatch, pool, fairness, memory, tui, commands, journal, local
+    python scripts/bench.py engine     # one or more of: engine, dispatch, pool, fairness, memory, tui, commands, journal, retrieval, local
+    python scripts/bench.py retrieval --json   # only the JSON object
     python scripts/bench.py play [--llm URL|local|local:NAME] [--model M] [--turns N] [--seed S] [--log FILE] [--world W]
 
 ``local`` needs the embedded model (the ``local`` extra) and is left out of a plain run;
@@ -30,6 +31,7 @@ from bench_llm import bench_dispatch, bench_engine, bench_pool
 from bench_local import bench_local
 from bench_memory import bench_memory
 from bench_play import SEED, TRIO, TURNS, play
+from bench_retrieval import bench_retrieval
 from bench_tui import bench_tui
 
 from engine.memory.record import MemoryKind, MemoryRecord, utc_now
@@ -95,7 +97,10 @@ def _record_factory() -> Callable[[int], MemoryRecord]:
     return make
 
 
-BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {
+Figures = dict[str, float | dict[str, float]]
+"""A benchmark's figures; a nested object is printed as its parts (``select_ms.median``)."""
+
+BENCHMARKS: dict[str, Callable[[], Figures]] = {
     "engine": bench_engine,
     "dispatch": bench_dispatch,
     "pool": bench_pool,
@@ -104,6 +109,7 @@ BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {
     "tui": bench_tui,
     "commands": bench_commands,
     "journal": bench_journal,
+    "retrieval": bench_retrieval,
     "local": bench_local,
 }
 OPT_IN = {"local"}
@@ -143,21 +149,34 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("which", nargs="*", choices=[[], *BENCHMARKS], default=[])
-    names = parser.parse_args().which or [name for name in BENCHMARKS if name not in OPT_IN]
-    results: dict[str, dict[str, float]] = {}
-    print(
-        f"mudsim benchmarks: median of {REPEATS} repeats; python {sys.version.split()[0]}, {os.cpu_count()} cores"
-    )
+    parser.add_argument("--json", action="store_true", help="print only the JSON object")
+    args = parser.parse_args()
+    names = args.which or [name for name in BENCHMARKS if name not in OPT_IN]
+    results: dict[str, Figures] = {}
+    if not args.json:
+        print(f"mudsim benchmarks: median of {REPEATS} repeats; python "
+              f"{sys.version.split()[0]}, {os.cpu_count()} cores")  # fmt: skip
     for name in names:
         results[name] = BENCHMARKS[name]()
-        for key, value in results[name].items():
-            if not key.endswith(("_min", "_max")):
-                spread = ""
-                if f"{key}_min" in results[name]:
-                    spread = f"  (min {results[name][f'{key}_min']:,.1f}, max {results[name][f'{key}_max']:,.1f})"
-                print(f"  {name:10} {key:32} {value:>12,.1f}{spread}")
+        if not args.json:
+            _print_figures(name, results[name])
     print(json.dumps(results))
     return 0
+
+
+def _print_figures(name: str, figures: Figures) -> None:
+    flat: dict[str, float] = {}
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            flat.update({f"{key}.{part}": number for part, number in value.items()})
+        else:
+            flat[key] = value
+    for key, value in flat.items():
+        if not key.endswith(("_min", "_max")):
+            spread = ""
+            if f"{key}_min" in flat:
+                spread = f"  (min {flat[f'{key}_min']:,.1f}, max {flat[f'{key}_max']:,.1f})"
+            print(f"  {name:10} {key:32} {value:>12,.1f}{spread}")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -309,14 +310,19 @@ class Compactor:
             else:
                 merged = await self._merge(worker, pending, old.longterm, old.recent)
         start, end = chunk
-        memories = [memory.text for memory in mind.memories(start, end)]
+        records = mind.memories(start, end)
+        memories = [memory.text for memory in records]
         text, method = await self._summarize(worker, pending, chunk, memories)
+        sim = next((m.sim for m in reversed(records) if m.sim), None)
+        rooms = tuple(
+            r for r, _ in Counter(m.location for m in records if m.location).most_common()
+        )
 
         def summaries(count: int, now: str) -> tuple[Summary | None, Summary]:
             longterm = old.longterm
             if merged is not None and old.recent is not None:
                 longterm = Summary(merged[0], 0, old.recent.covers_to, count, now, merged[1])
-            return longterm, Summary(text, start, end, count, now, method)
+            return longterm, Summary(text, start, end, count, now, method, sim, rooms)
 
         def commit() -> None:
             mind.commit(*summaries(mind.count, utc_now()))  # M at the commit, for both

@@ -28,7 +28,6 @@ BASIC_COMMANDS = (
 FENCE = "---"
 """The line before and after the verbatim memories."""
 HANDBOOK_HEADING = "## Handbook"
-KNOWLEDGE_HEADING = "## Prior knowledge"
 NOTES_HEADING = "## Relevant private notes"
 LONGTERM_HEADING = "## Older memories (summary)"
 RECENT_HEADING = "## Recent past (summary)"
@@ -57,7 +56,9 @@ class PromptParts:
     notes: Sequence[tuple[str, str]] = ()
     """Relevant private notes as (title, text)."""
     knowledge: Sequence[str] = ()
-    """Prior-knowledge lines."""
+    """What the agent brings to mind, as lines with their own headings
+    (``engine.memory.retrieval.render``: prior knowledge, relevant notes, past
+    experiences), shown after the memories."""
     backlog: int = 0
     """Memories older than ``memories`` that no summary covers yet (a compaction backlog)."""
     examples: Sequence[str] = ()
@@ -178,8 +179,7 @@ def _lines(head: list[str], body: _Sections, tail: list[str]) -> list[str]:
         lines += [FENCE, *block, FENCE]
     # What depends on the situation comes after the memories, which only grow at their
     # end between compactions: a server's cached prefix then reaches the last memory.
-    if body.knowledge:
-        lines += [KNOWLEDGE_HEADING, *body.knowledge]
+    lines += body.knowledge
     if body.notes:
         lines += [NOTES_HEADING, *body.notes]
     return lines + tail
@@ -244,7 +244,9 @@ def _fit(
     notice = memories_notice(backlog, hidden)
     excess = base + (len(notice) + 1 + fences if notice else 0) - budget
     notes, excess = _drop(body.notes, excess, len(NOTES_HEADING) + 1, oldest=False)
-    knowledge, excess = _drop(body.knowledge, excess, len(KNOWLEDGE_HEADING) + 1, oldest=False)
+    knowledge, excess = _drop(body.knowledge, excess, 0, oldest=False)
+    while knowledge and knowledge[-1].startswith("#"):  # a heading whose lines went
+        excess -= len(knowledge.pop()) + 1
     handbook, excess = _drop(body.handbook, excess, len(HANDBOOK_HEADING) + 1, oldest=False)
     longterm, excess = _cut(body.longterm, excess, len(LONGTERM_HEADING) + 1)
     recent, excess = _cut(body.recent, excess, len(RECENT_HEADING) + 1)

@@ -97,6 +97,9 @@ class Thinker:
     """The last command run, with its ``| reason``."""
     thinking: bool = False
     """True while a turn is in progress (asking or running its command)."""
+    observe: Callable[[int, int], None] | None = None
+    """Told each prompt's length in characters and in the server's tokens (the token
+    estimate that budgets the prompt's sections learns from it)."""
 
     async def take_turn(self, llm: Generator) -> Turn:
         self.thinking = True
@@ -129,6 +132,8 @@ class Thinker:
             except Exception as exc:  # a backend's bug must not end the run
                 return self._skip(ask, rejected, f"the LLM call failed: {describe(exc)}", exc)
             self.last_reply = generation.text
+            if self.observe is not None and self.last_prompt is not None:
+                self.observe(len(self.last_prompt), generation.prompt_tokens)
             line = parse_reply(generation.text, self.name)
             if line is None:
                 return Turn(self.name, None, None, ask, tuple(rejected))

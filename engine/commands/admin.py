@@ -32,7 +32,8 @@ def save(ctx: CommandContext, call: Invocation) -> Result:
     category="admin",
     role=Role.ADMIN,
     syntax="@impersonate <agent>",
-    help="Show the exact prompt an agent would get if it thought now.",
+    help="Show the exact prompt an agent would get if it thought now, with the scores of "
+    "what it brings to mind (relevance, recency, combined, class).",
     example="@impersonate Eliza",
     args=(Arg("agent", ArgKind.CHARACTER),),
 )
@@ -44,9 +45,10 @@ def impersonate(ctx: CommandContext, call: Invocation) -> Result:
         return agent
     if agent.type != "agent":
         return failed(f"{agent.name} is a player and has no prompt.", "Pick an agent from 'who'.")
-    prompt = ctx.prompt_for(agent)
+    prompt = ctx.prompt_for(agent, scores=True)
     if prompt is None:
         return done(
             f"{agent.name} has no prompt yet: agents start thinking once an LLM is connected."
         )
-    return done(prompt)
+    note = "(What it brings to mind shows its scores in [brackets]; the model is sent none.)"
+    return done(f"{note}\n{prompt}")

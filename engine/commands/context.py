@@ -37,8 +37,9 @@ class CommandContext(Protocol):
     def save(self) -> None:
         """Save the world and every character's state to the vault now."""
 
-    def prompt_for(self, character: Character) -> str | None:
-        """The exact prompt ``character`` would get now, or None if it has no thinker."""
+    def prompt_for(self, character: Character, *, scores: bool = False) -> str | None:
+        """The exact prompt ``character`` would get now, or None if it has no thinker;
+        ``scores``: retrieval's scores beside what it brings to mind."""
 
     def llm_status(self) -> str | None:
         """``@llm-status`` text, or None when this run has no LLM."""
@@ -57,3 +58,11 @@ class CommandContext(Protocol):
 
     def handbook(self, character: Character) -> HandbookStore:
         """``character``'s handbook (memory_summary.md, MEMORY.md, skills)."""
+
+    def recall(self, character: Character, words: str, limit: int) -> list[tuple[str, str]]:
+        """The ``limit`` things ``character`` best remembers about ``words``, as (line,
+        where it came from), best first: knowledge entries, notes, skills, past summaries."""
+
+    def dream(self, character: Character) -> tuple[bool, str]:
+        """Start ``character``'s dream (in the background): whether it started, and what
+        to tell the dreamer."""

@@ -1,4 +1,5 @@
-"""Thinking, notes and remembering: think, note, @overwrite-note, recall, @memory-status."""
+"""Thinking, notes and remembering: think, note, @overwrite-note, recall, dream,
+@memory-status."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from engine.world.model import Character, Role
 
 COMMANDS: list[Command] = []
 _SNIPPET = 160
+RECALLED = 5
+"""What ``recall`` shows at most."""
 
 
 @command(
@@ -41,9 +44,9 @@ def _write_note(ctx: CommandContext, call: Invocation, *, replace: bool) -> Resu
     store = ctx.notes()
     try:
         if replace:
-            store.overwrite(title, text, reason=call.reason)
+            store.overwrite(title, text, reason=call.reason, sim=ctx.world.clock.reading())
         else:
-            store.append(title, text, reason=call.reason)
+            store.append(title, text, reason=call.reason, sim=ctx.world.clock.reading())
     except UnsafeNameError:
         return failed(f"'{title}' cannot be a note title: it needs letters or digits.", usage)
     ctx.emit(EventKind.ACTION, f"{ctx.caller.name} jots something down.")
@@ -81,27 +84,44 @@ def overwrite_note(ctx: CommandContext, call: Invocation) -> Result:
     "recall",
     category="memory",
     syntax="recall [words]",
-    help="Search your notes for words (no words: your latest note).",
+    help="Bring to mind what you know about some words: the best five of your knowledge, "
+    "notes, skills and past experiences, with where each came from (no words: your latest note).",
     example="recall ledger",
     args=(Arg("query", ArgKind.TEXT, optional=True),),
 )
 def recall(ctx: CommandContext, call: Invocation) -> Result:
-    notes = ctx.notes().all()
-    if not notes:
-        return failed("You have no notes yet.", "Write one with: note <title> -> <text>")
-    ctx.emit(EventKind.ACTION, f"{ctx.caller.name} pauses to recall something.")
     if not call.args:
+        notes = ctx.notes().all()
+        if not notes:
+            return failed("You have no notes yet.", "Write one with: note <title> -> <text>")
+        ctx.emit(EventKind.ACTION, f"{ctx.caller.name} pauses to recall something.")
         return done(f"Your latest note ({len(notes)} in all):\n{_show(notes[0])}")
-    words = [w for w in call.args.lower().split() if w]
-    scored = [(sum((n.title + " " + n.body).lower().count(w) for w in words), n) for n in notes]
-    found = [n for score, n in sorted(scored, key=lambda pair: -pair[0]) if score > 0]
+    ctx.emit(EventKind.ACTION, f"{ctx.caller.name} pauses to recall something.")
+    found = ctx.recall(ctx.caller, call.args, RECALLED)
     if not found:
         return failed(
-            f"None of your {len(notes)} notes mention '{call.args}'.",
-            "Try other words, or 'recall' alone.",
+            f"Nothing you know mentions '{call.args}'.",
+            "Try other words, or 'recall' alone for your latest note.",
         )
-    shown = "\n".join(_show(n) for n in found[:5])
-    return done(f"Notes about '{call.args}' ({len(found)} found):\n{shown}")
+    lines = [f"{text}  ({origin})" for text, origin in found]
+    return done(f"What you recall about '{call.args}':\n" + "\n".join(lines))
+
+
+@command(
+    COMMANDS,
+    "dream",
+    category="memory",
+    syntax="dream",
+    help="Doze off and dream, of what you lived long ago and lately and what you know; the "
+    "dream is kept in your note 'Dreams' (at most one a day of world time).",
+    example="dream",
+)
+def dream(ctx: CommandContext, call: Invocation) -> Result:
+    started, said = ctx.dream(ctx.caller)
+    if not started:
+        return failed(said)
+    ctx.emit(EventKind.ACTION, f"{ctx.caller.name} closes their eyes and dozes off.")
+    return done(said)
 
 
 def _show(note: Note) -> str:

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal
 
-Role = Literal["actor", "summarizer", "consolidator", "handbook", "warm"]
+Role = Literal["actor", "summarizer", "consolidator", "handbook", "dream", "warm"]
 """``warm``: a prompt evaluated ahead of a turn, for a prefix cache (one token, discarded);
-``handbook``: writing an agent's handbook (the consolidator's model and options)."""
+``handbook``: writing an agent's handbook, ``dream``: an agent's dream (both with the
+consolidator's model and options)."""
 
 
 class Priority(IntEnum):

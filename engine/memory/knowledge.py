@@ -64,6 +64,9 @@ class Source(BaseModel):
     """Titles of the notes the passes read."""
     passes: list[str] = Field(default_factory=list)
     """Pass ids, oldest first."""
+    copied_from: list[str] = Field(default_factory=list)
+    """``Name:entry-id`` of another agent's entry this one was seeded from (``mudsim
+    agent new``)."""
 
 
 class Earlier(BaseModel):

@@ -387,6 +387,7 @@ def _merged(old: Source, new: Source, pass_id: str) -> Source:
         memories=_unique([*old.memories, *new.memories]),
         notes=_unique([*old.notes, *new.notes]),
         passes=_unique([*old.passes, *new.passes, pass_id]),
+        copied_from=_unique([*old.copied_from, *new.copied_from]),
     )
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from engine.commands import Registry
 from engine.llm.status import render_llm_status
+from engine.memory.retrieval import line
 from engine.sim.prompting import build_prompt
 from engine.vault.handbook_store import HandbookStore
 from engine.vault.knowledge_store import KnowledgeStore
@@ -46,8 +47,8 @@ class SimContext:
     def save(self) -> None:
         self.sim.save()
 
-    def prompt_for(self, character: Character) -> str | None:
-        return build_prompt(self.sim, character)
+    def prompt_for(self, character: Character, *, scores: bool = False) -> str | None:
+        return build_prompt(self.sim, character, scores=scores)
 
     def llm_status(self) -> str | None:
         link = self.sim.llm
@@ -73,3 +74,10 @@ class SimContext:
 
     def handbook(self, character: Character) -> HandbookStore:
         return self.sim.vault.handbook(character.folder)
+
+    def recall(self, character: Character, words: str, limit: int) -> list[tuple[str, str]]:
+        found = self.sim.recollection.recall(character, words, limit)
+        return [(line(c.item), c.item.origin) for c in found]
+
+    def dream(self, character: Character) -> tuple[bool, str]:
+        return self.sim.dreams.start(self.sim.minds[character.id])

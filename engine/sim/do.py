@@ -59,6 +59,7 @@ async def compaction_llm(
         return None
     models = summarizer_models(sim, None, environ)
     consolidators = summarizer_models(sim, None, environ, role="consolidator")
+    sim.embedded = choice.local
     if sim.knowledge.handbook is not None:  # `handbook: auto` means the rules for it
         sim.knowledge.handbook.embedded = choice.local
     if choice.local:

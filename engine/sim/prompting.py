@@ -9,7 +9,7 @@ memories it left out to fit, for ``@memory-status``; ``build_prompt`` only shows
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -22,35 +22,11 @@ from engine.config import RoleProfile
 from engine.llm.request import Constraint
 from engine.memory.handbook import prompt_excerpt
 from engine.memory.waterfall import verbatim_count
-from engine.vault.notes import Note
 from engine.world.model import Character
 
 if TYPE_CHECKING:
     from engine.agents.memory import MemoryStream
     from engine.sim.simulation import Simulation
-
-NOTES_SHOWN = 3
-_STOPWORDS = frozenset({"the", "and", "for", "with", "from", "into"})
-
-
-def relevant_notes(
-    notes: Sequence[Note], terms: Iterable[str], limit: int = NOTES_SHOWN
-) -> list[Note]:
-    """Notes scored by how often the terms occur in them (best first, ties: newest);
-    when fewer than ``limit`` match, the most recently updated note is added once."""
-    words = {t.lower() for t in terms if len(t) > 2 and t.lower() not in _STOPWORDS}
-    newest_first = sorted(notes, key=lambda note: note.updated, reverse=True)
-
-    def score(note: Note) -> int:
-        text = (note.title + " " + note.body).lower()
-        return sum(text.count(word) for word in words)
-
-    scored = sorted(((score(n), n) for n in newest_first), key=lambda pair: -pair[0])
-    chosen = [note for points, note in scored if points > 0][:limit]
-    if len(chosen) < limit:
-        chosen += [note for note in newest_first if note not in chosen][:1]
-    return chosen
-
 
 CHARS_PER_TOKEN = 3.5
 """How the actor profile's token limits become characters (as ``char_budget``)."""
@@ -69,39 +45,22 @@ def newest_part(text: str, chars: int | None) -> str:
     return cut[space + 1 :] if 0 <= space < len(cut) - 1 else cut
 
 
-def within(notes: list[tuple[str, str]], chars: int | None) -> list[tuple[str, str]]:
-    """The first notes whose titles and texts fit in ``chars`` characters together; a
-    first note longer than that alone is cut short with "…"."""
-    if chars is None:
-        return notes
-    kept: list[tuple[str, str]] = []
-    used = 0
-    for title, text in notes:
-        used += len(title) + len(text) + 4
-        if used > chars:
-            if not kept:
-                kept.append((title, text[: max(0, chars - len(title) - 5)] + "…"))
-            break
-        kept.append((title, text))
-    return kept
-
-
 def prompt_parts(
-    sim: Simulation, character: Character, mind: MemoryStream | None = None
-) -> PromptParts:
+    sim: Simulation, character: Character, mind: MemoryStream | None = None,
+    *, scores: bool = False, count: bool = False,
+) -> PromptParts:  # fmt: skip
     """What ``character``'s prompt shows now; ``mind`` in place of its memory stream
-    (a view of it after a commit: prompt warming)."""
+    (a view of it after a commit: prompt warming); ``scores``: retrieval's scores beside
+    what it brought to mind (not for a model); ``count``: the entries it shows count as
+    accessed (a turn's prompt)."""
     world = sim.world
     room = world.rooms[character.location]
     others = [c.name for c in world.characters_in(room.id, besides=character)]
     mind = mind or sim.minds[character.id]
     shown = verbatim_count(mind.count, mind.boundary, mind.windows)
     summaries = mind.summaries
-    notes = sim.vault.notes(character.folder).all()
-    terms = [*re.findall(r"[A-Za-z0-9']+", room.name), *others]
     profile = sim.settings.llm.profiles.get("actor") or RoleProfile()
     summary_chars = int(profile.summary_tokens * CHARS_PER_TOKEN) or None
-    notes_chars = int(profile.notes_tokens * CHARS_PER_TOKEN) or None
     handbook_chars = int(profile.handbook_tokens * CHARS_PER_TOKEN)
     handbook = sim.vault.handbook(character.folder).summary_text() if handbook_chars else None
     things = [t.name for t in world.things_in(room.id)]
@@ -122,9 +81,7 @@ def prompt_parts(
             summaries.longterm.text if summaries.longterm else "", summary_chars
         ),
         backlog=len(mind.tail) - shown,
-        notes=within(
-            [(note.title, note.body) for note in relevant_notes(notes, terms)], notes_chars
-        ),
+        knowledge=sim.recollection.section(character, scores=scores, count=count),
         examples=example_turns(situation, mind.count),
         handbook=prompt_excerpt(handbook, handbook_chars, own=character.profile)
         if handbook
@@ -133,22 +90,29 @@ def prompt_parts(
 
 
 def fitted_prompt(
-    sim: Simulation, character: Character, mind: MemoryStream | None = None
-) -> FittedPrompt:
+    sim: Simulation, character: Character, mind: MemoryStream | None = None,
+    *, scores: bool = False, count: bool = False,
+) -> FittedPrompt:  # fmt: skip
     """The exact prompt ``character`` would be sent now, fitted to the actor's ``num_ctx``."""
     options = sim.actor_options
     budget = char_budget(int(options["num_ctx"]), int(options.get("num_predict", 0)))
-    return fit_prompt(prompt_parts(sim, character, mind), budget)
+    parts = prompt_parts(sim, character, mind, scores=scores, count=count)
+    return fit_prompt(parts, budget)
 
 
-def build_prompt(sim: Simulation, character: Character, mind: MemoryStream | None = None) -> str:
-    """The exact prompt ``character`` would be sent now (nothing recorded)."""
-    return fitted_prompt(sim, character, mind).text
+def build_prompt(
+    sim: Simulation, character: Character, mind: MemoryStream | None = None,
+    *, scores: bool = False,
+) -> str:  # fmt: skip
+    """The exact prompt ``character`` would be sent now (nothing recorded); ``scores``:
+    with retrieval's scores beside what it brought to mind (for people, not models)."""
+    return fitted_prompt(sim, character, mind, scores=scores).text
 
 
 def turn_prompt(sim: Simulation, character: Character) -> str:
-    """The prompt sent for ``character``'s turn; its memory records what it left out."""
-    fitted = fitted_prompt(sim, character)
+    """The prompt sent for ``character``'s turn; its memory records what it left out, and
+    the knowledge entries it shows count as accessed."""
+    fitted = fitted_prompt(sim, character, count=True)
     sim.minds[character.id].hidden_in_last_prompt = fitted.hidden
     return fitted.text
 
@@ -161,7 +125,10 @@ NOT_FOR_AGENTS = frozenset({"help", "time"})
 """Left out of an agent's grammar: the prompt already lists the commands, and looking
 at the clock moves nothing in the story."""
 _TITLE_WORD = re.compile(r"[^\W\d_]{3,}")
-_TITLE_STOPWORDS = _STOPWORDS | {"some", "this", "that", "there", "here", "your", "its"}
+_TITLE_STOPWORDS = frozenset(
+    {"the", "and", "for", "with", "from", "into", "some", "this", "that", "there", "here",
+     "your", "its"}
+)  # fmt: skip
 
 
 def recent_commands(sim: Simulation, character: Character, count: int) -> list[str]:
@@ -200,8 +167,10 @@ def command_grammar(sim: Simulation, character: Character) -> CommandGrammar:
     commands = tuple(sim.registry.allowed(character.role))
     recent = recent_commands(sim, character, NOTE_REST)
     rest = set(NOT_FOR_AGENTS)
-    if not sim.vault.notes(character.folder).all():
+    if not len(sim.recollection.index(character)):
         rest.add("recall")  # nothing to recall yet: it could only fail
+    if not sim.dreams.can_dream(sim.minds[character.id]):
+        rest.add("dream")  # it dreamt lately, or is dreaming
     if any(key.split(" ", 1)[0] == "note" for key in recent):
         rest.add("note")
     if any(key.split(" ", 1)[0] == "think" for key in recent[-THINK_REST:]):

@@ -89,6 +89,7 @@ def make_thinkers(
             constrain=constrain,
             last_key=recent[-1] if recent else None,
             recent_keys=recent,
+            observe=sim.token_rate.observe,
         )
     return thinkers
 
@@ -122,7 +123,8 @@ async def connect(
     sim.start_compaction(dispatcher, summarizers, consolidators)
     if choice.local:  # its prefix cache keeps an agent's prompt evaluated after a compaction
         sim.compactor.warm = sim.warm_prompt
-    if sim.knowledge.handbook is not None:  # `handbook: auto` means the rules for it
+    sim.embedded = choice.local  # its handbook is written by rules, its retrieval smaller
+    if sim.knowledge.handbook is not None:
         sim.knowledge.handbook.embedded = choice.local
     return dispatcher, models
 

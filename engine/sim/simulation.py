@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from engine.agents.compactor import Compactor, log_error
+from engine.agents.dreams import Dreams
 from engine.agents.handbook_writer import HandbookWriter
 from engine.agents.knowledge_pass import KnowledgePasses
 from engine.agents.knowledge_status import knowledge_info
@@ -30,11 +31,13 @@ from engine.errors import MudsimError, UnknownCharacterError, VaultError
 from engine.llm.dispatcher import Dispatcher
 from engine.memory.handbook_rules import Agent
 from engine.memory.record import MemoryKind, utc_now
+from engine.memory.retrieval import TokenRate
 from engine.memory.status import MemoryStatus
 from engine.memory.waterfall import Windows
 from engine.sim.clock import WorldClock
 from engine.sim.command_context import SimContext
 from engine.sim.prompting import build_prompt
+from engine.sim.recollection import Recollection
 from engine.sim.world_apply import lacking_note, note_on_stderr, plan_for
 from engine.vault.journal import EVERY_100_MS
 from engine.vault.lock import VaultLock
@@ -90,6 +93,12 @@ class Simulation:
         """What every agent turn sends as ``options`` (``num_ctx`` bounds its prompt)."""
         self.llm: LLMLink | None = None
         """The dispatcher and each agent's model, while a run has an LLM."""
+        self.embedded = False
+        """The agents think with the embedded model (set when the LLM is chosen)."""
+        self.token_rate = TokenRate()
+        """Characters per token of the actor's model, learned from its replies."""
+        self.recollection = Recollection(self)
+        """What each agent brings to mind (the prompt's section, ``recall``)."""
         self.minds: dict[str, MemoryStream] = {
             c.id: MemoryStream.open(vault, c, self.windows_for(c), warn=warn)
             for c in world.characters.values()
@@ -119,6 +128,12 @@ class Simulation:
             method=settings.memory_compaction.handbook, constrain=self.knowledge.constrain,
         )  # fmt: skip
         """Writes each agent's handbook after its passes (the rules until there is an LLM)."""
+        self.dreams = Dreams(
+            vault, clock=lambda: self.clock.reading(), remember=self._remember_dream,
+            options=options, interval=settings.memory_compaction.dream_interval,
+            constrain=self.knowledge.constrain, supervisor=self.supervisor,
+        )  # fmt: skip
+        """``dream``: at the consolidator's priority; without an LLM, made by rules."""
 
     @classmethod
     def open(
@@ -170,6 +185,7 @@ class Simulation:
         if self.knowledge.handbook is not None:
             self.knowledge.handbook.llm = llm
             self.knowledge.handbook.models = self.knowledge.models
+        self.dreams.llm, self.dreams.models = llm, self.knowledge.models
         for mind in self.minds.values():
             self.compactor.poke(mind)
             self.knowledge.poke(mind)
@@ -179,12 +195,15 @@ class Simulation:
         ``within`` s each), then stop the rest."""
         await self.compactor.settle(within)
         await self.knowledge.settle(within)
+        await self.dreams.drain(within)
 
     async def wind_down_memory(self, grace: float) -> None:
         """The end of a run: a knowledge pass for each agent with anything new, then
         compactions and passes in progress get ``grace`` s; the rest waits for the next."""
         self.knowledge.at_run_end(list(self.minds.values()))
-        await asyncio.gather(self.compactor.drain(grace), self.knowledge.drain(grace))
+        await asyncio.gather(
+            self.compactor.drain(grace), self.knowledge.drain(grace), self.dreams.drain(grace)
+        )
 
     def memory_status(self, character: Character) -> MemoryStatus:
         """``@memory-status`` of ``character``: its memory, and its knowledge bank."""
@@ -341,6 +360,10 @@ class Simulation:
         self.compactor.poke(mind)
         self.knowledge.poke(mind)
 
+    def _remember_dream(self, mind: MemoryStream, text: str) -> None:
+        """A dream, remembered by its dreamer as a thought."""
+        self._record(mind.character, MemoryKind.THOUGHT, f"You dream: {text}")
+
     def announce_thinking(self, character: Character) -> None:
         """The room sees the agent pause to think (ambient: shown, never remembered)."""
         text = f"{character.name} pauses, deep in thought..."
@@ -378,6 +401,7 @@ class Simulation:
             self.warn(f"the world could not be saved now ({exc}); the next save tries again")
 
     def save(self) -> None:
+        self.recollection.flush()
         self.vault.save_world(self.world)
         for mind in self.minds.values():
             mind.journal.sync()

@@ -417,7 +417,19 @@ class MudsimApp(App[None]):
                 log.error("%s's prompt could not be built", character.name, exc_info=exc)
                 title = f"The prompt for {character.name} could not be built"
                 prompt = describe(exc)
-        self.push_screen(PromptScreen(title, prompt))
+        self.push_screen(PromptScreen(title, prompt + self._scores(character)))
+
+    def _scores(self, character: Character) -> str:
+        """What the agent brings to mind now, each line with its scores (shown under the
+        prompt; never sent to a model)."""
+        try:
+            scored = self.sim.recollection.section(character, scores=True)
+        except Exception as exc:
+            return f"\n\n(What it brings to mind could not be scored: {describe(exc)})"
+        if not scored:
+            return ""
+        head = "What it brings to mind now, with each line's scores (not sent to the model):"
+        return "\n\n" + "\n".join([head, *scored])
 
     def action_focus_input(self) -> None:
         self.query_one("#command", HistoryInput).focus()

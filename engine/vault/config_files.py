@@ -31,9 +31,13 @@ Which servers the agents think with, and the options each kind of call uses.
   `consolidator` builds the knowledge bank), a `model` and Ollama `options`.
   `num_ctx` is fixed per profile (changing it reloads the model). Summaries stop on a
   blank line, never on a single newline.
-- `notes_tokens`, `summary_tokens`, `handbook_tokens` (actor only): the most tokens a
-  turn's prompt gives its relevant notes (150), each summary (300) and the handbook's
-  profile and tips (300); 0 means no limit but the context (for the handbook: none).
+- `knowledge_tokens` (actor only): the most tokens a turn's prompt gives what the agent
+  brings to mind after its memories (prior knowledge, relevant notes, past
+  experiences); unset (`null`): 400 for the embedded model, 2,000 otherwise; 0: none.
+- `notes_tokens`, `summary_tokens`, `handbook_tokens` (actor only): the most tokens the
+  relevant notes may take of `knowledge_tokens` (150), each summary (300) and the
+  handbook's profile and tips (300); 0 means no limit of their own (for the handbook:
+  none).
 - `constrain` (actor only): `true` makes the model write only valid commands for where
   the agent stands (Ollama: `format` with a JSON schema); `false` never; unset (`null`)
   means on for the embedded model and for a model the server reports (`/api/show`)
@@ -65,6 +69,13 @@ last pass, extracts typed entries and consolidates them into
 `agents/<Name>/knowledge/long-term-memory.json`. The bank's capacity tier (GENEROUS
 under 30%, SELECTIVE to 50%, HEAVY_CUT beyond) is its size in tokens over
 `knowledge_context` (unset: the consolidator profile's `num_ctx`).
+
+# Dreams
+
+`dream` (an agent may type it like any command) asks the consolidator for a dream made
+of a shuffled sample of the agent's past, its newest memories and its knowledge; the
+dream is appended to its note "Dreams" and remembered as a thought. An agent dreams at
+most once every `dream_interval` minutes of world time (1440: a day; 0: no wait).
 
 # The handbook
 

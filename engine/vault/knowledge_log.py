@@ -145,6 +145,8 @@ def entry_json(entry: Entry) -> dict[str, Any]:
     a secret, and what undo finds entries by)."""
     data = redact_value(entry.model_dump(mode="json"))
     data["id"] = entry.id
+    if not entry.source.copied_from:  # only a seeded entry says whose it was
+        data["source"].pop("copied_from", None)
     return data
 
 

@@ -26,7 +26,7 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal, NamedTuple
@@ -159,6 +159,26 @@ class KnowledgeStore:
         _check_ids(bank)
         self.load()
         self._write_bank(bank)
+
+    def record_access(self, accesses: Mapping[str, tuple[int, str]]) -> int:
+        """Add ``accesses`` (entry id -> (times a prompt showed it, the world time of the
+        last)) to the bank's ``access_count`` and ``last_access``, in one atomic write;
+        ids no longer in the bank are passed over. How many entries changed."""
+        bank = self.load()
+        changed = 0
+        for position, entry in enumerate(bank):
+            seen = accesses.get(entry.id)
+            if seen is None:
+                continue
+            count, sim = seen
+            bank[position] = entry.model_copy(update={
+                "access_count": entry.access_count + count,
+                "last_access": Stamp(sim=sim, at=utc_now()),
+            })  # fmt: skip
+            changed += 1
+        if changed:
+            self._write_bank(bank)
+        return changed
 
     def bank_summary(self) -> BankSummary:
         text = self._read_bank_text()

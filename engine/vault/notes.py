@@ -30,6 +30,8 @@ class Note:
     updated: str
     path: Path | None = None
     """The file it was read from (None for a note not yet written)."""
+    sim: str | None = None
+    """The world clock when it last changed (None: written before notes kept it)."""
 
 
 class NoteStore:
@@ -70,17 +72,24 @@ class NoteStore:
         self._cached = (version, notes)
         return list(notes)
 
-    def append(self, title: str, text: str, *, reason: str | None = None) -> Note:
+    def append(
+        self, title: str, text: str, *, reason: str | None = None, sim: str | None = None
+    ) -> Note:
+        """Add an entry to the note ``title`` (made when new); ``sim``: the world clock."""
         title = note_title(title)
         existing = self.read(title)
         body = f"{existing.body}{ENTRY_SEPARATOR}{text}" if existing and existing.body else text
-        return self._write(title, body, existing, reason)
+        return self._write(title, body, existing, reason, sim)
 
-    def overwrite(self, title: str, text: str, *, reason: str | None = None) -> Note:
+    def overwrite(
+        self, title: str, text: str, *, reason: str | None = None, sim: str | None = None
+    ) -> Note:
         title = note_title(title)
-        return self._write(title, text, self.read(title), reason)
+        return self._write(title, text, self.read(title), reason, sim)
 
-    def _write(self, title: str, body: str, existing: Note | None, reason: str | None) -> Note:
+    def _write(
+        self, title: str, body: str, existing: Note | None, reason: str | None, sim: str | None
+    ) -> Note:
         size = len(body.encode("utf-8"))
         if self.max_bytes is not None and size > self.max_bytes:
             raise VaultError(
@@ -95,8 +104,11 @@ class NoteStore:
             created=existing.created if existing else now,
             updated=now,
             path=path,
+            sim=sim,
         )
         meta: dict[str, str] = {"title": title, "created": note.created, "updated": now}
+        if sim:
+            meta["sim"] = sim
         if reason:
             meta["reason"] = reason
         write_front_matter(path, meta, body)
@@ -121,6 +133,7 @@ class NoteStore:
                 created=str(meta.get("created", "")),
                 updated=str(meta.get("updated", "")),
                 path=path,
+                sim=meta["sim"] if isinstance(meta.get("sim"), str) else None,
             )
         except (TypeError, ValueError) as exc:
             raise VaultError(f"{path}: invalid note: {exc}") from exc

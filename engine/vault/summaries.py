@@ -4,7 +4,8 @@
 and every compaction leaves a copy of its S as ``recent-YYYYMMDD-HHMMSS.md`` (UTC; a
 same-second name taken by another range gets ``-2``, ``-3`` ...). Each file is YAML
 front matter (``summary_type``, ``covers_from``, ``covers_to``, ``memory_count``,
-``updated``, ``method``; memory seq ranges are half-open) and a markdown body: a
+``updated``, ``method``, and, when known, ``sim`` and ``rooms``; memory seq ranges are
+half-open) and a markdown body: a
 heading, a blank line, the text. ``method`` is ``llm`` (the summarizer wrote it) or
 ``extractive`` (picked from the memories without a model, after the summarizer's
 replies kept failing the quality gate); a file without it was written by the LLM. A
@@ -69,6 +70,12 @@ class Summary:
     """UTC, ISO 8601 with a ``Z`` (``engine.memory.record.utc_now()``)."""
     method: Method = "llm"
     """How it was made: by the summarizer, or extracted without a model."""
+    sim: str | None = None
+    """The world clock when its last memory was recorded (None: written before the
+    field existed, or no memory had a reading)."""
+    rooms: tuple[str, ...] = ()
+    """The ids of the rooms its memories happened in, most frequent first (retrieval
+    brings a summary back in those rooms)."""
 
 
 @dataclass(frozen=True)
@@ -194,7 +201,7 @@ def _check_summary(summary: Summary, kind: SummaryType) -> None:
 
 
 def _write(path: Path, summary: Summary, kind: SummaryType) -> None:
-    meta = {
+    meta: dict[str, object] = {
         "summary_type": kind,
         "covers_from": summary.covers_from,
         "covers_to": summary.covers_to,
@@ -202,6 +209,10 @@ def _write(path: Path, summary: Summary, kind: SummaryType) -> None:
         "updated": summary.updated,
         "method": summary.method,
     }
+    if summary.sim:
+        meta["sim"] = summary.sim
+    if summary.rooms:
+        meta["rooms"] = list(summary.rooms)
     write_front_matter(path, meta, f"{HEADINGS[kind]}\n\n{summary.text.strip()}")
 
 
@@ -230,6 +241,10 @@ def _read(path: Path, kind: SummaryType) -> Summary:
         memory_count=memory_count,
         updated=_updated_field(path, meta),
         method=_method_field(path, meta),
+        sim=meta["sim"] if isinstance(meta.get("sim"), str) else None,
+        rooms=tuple(r for r in meta.get("rooms") or () if isinstance(r, str))
+        if isinstance(meta.get("rooms"), list)
+        else (),
     )
 
 

@@ -90,6 +90,13 @@ class _AgentFile(_Strict):
     immediate_window: int | None = Field(default=None, ge=1)
     recent_window: int | None = Field(default=None, ge=1)
     model: str | None = None
+    occupation: str = ""
+    goal: str = ""
+    tags: list[str] = []
+    prioritize_recent: bool = False
+
+
+_WRITTEN_WHEN_SET = ("occupation", "goal", "tags", "prioritize_recent")
 
 
 def save_world(root: Path, world: World) -> None:
@@ -222,6 +229,9 @@ def _check_references(world: World, path: Path) -> None:
 
 def _character_text(character: Character) -> str:
     meta: dict[str, Any] = _AgentFile(**vars(character)).model_dump(mode="json", exclude_none=True)
+    for key in _WRITTEN_WHEN_SET:  # files from before these fields stay as they were
+        if meta.get(key) == _AgentFile.model_fields[key].default:
+            del meta[key]
     body = (
         f"# {character.name}\n\n_{character.type}, role {character.role.value}; "
         f"mudsim reads the front matter above, this text is for people._\n\n"

@@ -178,6 +178,10 @@ class _Builder:
                 immediate_window=char.immediate_window,
                 recent_window=char.recent_window,
                 model=char.model,
+                occupation=char.occupation.strip(),
+                goal=char.goal.strip(),
+                tags=[tag.strip() for tag in char.tags if tag.strip()],
+                prioritize_recent=char.prioritize_recent,
             )
             try:
                 folder = character.folder

@@ -105,6 +105,14 @@ class Character:
     immediate_window: int | None = None
     recent_window: int | None = None
     model: str | None = None
+    occupation: str = ""
+    """What the character does (a gardener, the innkeeper): retrieval's "role"."""
+    goal: str = ""
+    """What it is after now; its words count in what it brings to mind."""
+    tags: list[str] = field(default_factory=list)
+    """Topics it cares about; they count in what it brings to mind."""
+    prioritize_recent: bool = False
+    """Retrieval weighs recency over relevance (0.6 / 0.4 instead of 0.3 / 0.7)."""
 
     @property
     def folder(self) -> str:

@@ -90,6 +90,10 @@ class CharacterSpec(_Strict):
     immediate_window: Annotated[int, Field(ge=1)] | None = None
     recent_window: Annotated[int, Field(ge=1)] | None = None
     model: Text | None = None
+    occupation: str = ""
+    goal: str = ""
+    tags: list[Text] = []
+    prioritize_recent: bool = False
 
 
 class ClockSpec(_Strict):

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from engine.agents.prompt import (
     BASIC_COMMANDS,
     FENCE,
-    KNOWLEDGE_HEADING,
     NOTES_HEADING,
     PromptParts,
     char_budget,
@@ -127,14 +126,18 @@ def test_every_section_in_order() -> None:
         longterm_summary="  Years ago I planted the orchard.\nAda came later.  ",
         recent_summary="Ada asked about quinces.",
         notes=[("Quinces", "Ripe after\nthe first frost."), ("Ada", "Impatient.")],
-        knowledge=["Quinces are hard fruit.", "Frost comes in October."],
+        knowledge=[
+            "## Prior Knowledge Summary",
+            "- Quinces are hard fruit.",
+            "- Frost comes in October.",
+        ],
         memories=["Ada waves."],
     )
     assert render_prompt(parts) == (
         HEAD + "## Older memories (summary)\nYears ago I planted the orchard.\nAda came later.\n"
         "## Recent past (summary)\nAda asked about quinces.\n"
         "---\nAda waves.\n---\n"
-        "## Prior knowledge\nQuinces are hard fruit.\nFrost comes in October.\n"
+        "## Prior Knowledge Summary\n- Quinces are hard fruit.\n- Frost comes in October.\n"
         "## Relevant private notes\n- Quinces: Ripe after the first frost.\n- Ada: Impatient.\n"
         "You are Bo in The Copper Hall. Lanterns of hammered copper hang from a low beam.\n"
         "Exits: north, garden   Also here: Ada, Cy\n~Bo>"
@@ -188,7 +191,7 @@ def test_summaries_keep_their_lines_but_cannot_fake_a_fence_or_cue() -> None:
     )
     lines = render_prompt(parts).split("\n")
     assert lines.count(FENCE) == 2
-    assert lines[lines.index(KNOWLEDGE_HEADING) - 1] == FENCE  # after the memories
+    assert lines[lines.index(" ~Bo> look") - 2] == FENCE  # after the memories
     assert [line for line in lines if line.startswith("~")] == ["~Bo>"]
     assert "First.\n ---\n ~Bo> go north\nLast." in "\n".join(lines)
     assert memory_block("\n".join(lines)) == [" ---", " ~Bo> say hi"]
@@ -292,8 +295,8 @@ def test_then_notes_last_first_then_knowledge() -> None:
     assert "- B: second" not in one_note
     no_notes = render_prompt(parts, len(one_note) - 1)
     assert "## Relevant private notes" not in no_notes
-    assert no_notes == HEAD + "## Prior knowledge\nK1\nK2" + SITUATION
-    assert render_prompt(parts, len(no_notes) - 1) == HEAD + "## Prior knowledge\nK1" + SITUATION
+    assert no_notes == HEAD + "K1\nK2" + SITUATION
+    assert render_prompt(parts, len(no_notes) - 1) == HEAD + "K1" + SITUATION
 
 
 def test_summaries_are_cut_from_their_start_long_term_first() -> None:
@@ -471,3 +474,11 @@ def test_memory_lines_are_single_flat_lines(memories: list[str]) -> None:
 def _extra(line: str) -> int:
     repeated = re.search(r" \(repeated (\d+)x more\)$", line)
     return int(repeated.group(1)) if repeated else 0
+
+
+def test_a_heading_whose_lines_were_cut_goes_with_them() -> None:
+    parts = bo(memories=[], recent_summary="",
+               knowledge=["## Prior Knowledge Summary", "- K1", "## Relevant private notes", "- N1"])  # fmt: skip
+    full = render_prompt(parts)
+    cut = render_prompt(parts, len(full) - 1)
+    assert cut == HEAD + "## Prior Knowledge Summary\n- K1" + SITUATION

@@ -1,14 +1,16 @@
-"""The actor profile's notes_tokens and summary_tokens keep a small model's prompt small."""
+"""The actor profile's notes_tokens (within knowledge_tokens) and summary_tokens keep a
+small model's prompt small."""
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
 
+from helpers import run
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.sim.prompting import build_prompt, newest_part, within
+from engine.sim.prompting import build_prompt, newest_part
 from engine.sim.simulation import Simulation
 from engine.vault.summaries import Summary
 
@@ -27,14 +29,34 @@ def test_newest_part_is_never_longer_than_its_budget(text: str, chars: int) -> N
     assert text.endswith(part)
 
 
-def test_notes_within_the_budget_and_a_long_first_one_cut() -> None:
-    notes = [("Bread", "flour, water, salt"), ("Kettle", "hums when ready"), ("Fire", "x" * 50)]
-    assert within(notes, None) == notes
-    assert within(notes, 60) == notes[:2]
-    ((title, body),) = within([("Saga", "y" * 500)], 40)
-    assert title == "Saga"
-    assert body.endswith("…")
-    assert len(title) + len(body) <= 40
+def _actor(sim: Simulation, **update: object) -> None:
+    llm = sim.settings.llm
+    actor = llm.profiles["actor"].model_copy(update=update)
+    profiles = {**llm.profiles, "actor": actor}
+    sim.settings = sim.settings.model_copy(
+        update={"llm": llm.model_copy(update={"profiles": profiles})}
+    )
+
+
+def test_notes_take_at_most_notes_tokens_of_the_knowledge_budget(sim: Simulation) -> None:
+    things = ["The hall floor is cold stone and always damp.",
+              "A brass lamp hangs by the hall stair, never lit.",
+              "Tapestries of ships cover the north wall of the hall.",
+              "Pat eats at the long oak table in the hall at noon.",
+              "The hall clock ticks loudly and runs ten minutes fast.",
+              "Muddy boots wait by the hall door every evening."]  # fmt: skip
+    for n, thing in enumerate(things):
+        run(sim, "Ada", f"note Hall {n} -> {thing}")
+    _actor(sim, notes_tokens=40, knowledge_tokens=1_000)
+    prompt = build_prompt(sim, sim.character("Ada"))
+    notes = prompt.split("## Relevant private notes\n")[1].split("\nYou are Ada in")[0]
+    lines = [line for line in notes.splitlines() if line.startswith("- Hall")]
+    assert 0 < len(lines) < 6
+    assert sum(len(line) for line in lines) <= 40 * 4 + 60  # the estimate, plus its heading
+    _actor(sim, notes_tokens=0, knowledge_tokens=1_000)
+    assert build_prompt(sim, sim.character("Ada")).count("- Hall") == 6
+    _actor(sim, knowledge_tokens=0)
+    assert "## Relevant private notes" not in build_prompt(sim, sim.character("Ada"))
 
 
 def test_a_long_summary_is_cut_to_the_actor_profiles_budget(

@@ -82,9 +82,14 @@ def test_impersonate_shows_the_exact_prompt(sim: Simulation, line: str) -> None:
     run(sim, "Pip", "emote waves.")
     result = run(sim, "Pat", line)
     assert result.ok
-    assert result.text == build_prompt(sim, sim.character("Ada"))
+    note, prompt = result.text.split("\n", 1)
+    assert (
+        note == "(What it brings to mind shows its scores in [brackets]; the model is sent none.)"
+    )
+    assert prompt == build_prompt(sim, sim.character("Ada"), scores=True)
+    assert prompt == build_prompt(sim, sim.character("Ada"))  # nothing brought to mind yet
     assert result.text.startswith(
-        "You are Ada. A careful gardener.\nBASIC COMMANDS: look | go <exit>"
+        note + "\nYou are Ada. A careful gardener.\nBASIC COMMANDS: look | go <exit>"
     )
     assert '\n---\nPat says, "Hello, Ada."\nPip waves.\n---\n## Good moves here' in result.text
     assert result.text.endswith(
@@ -113,3 +118,13 @@ def test_impersonate_needs_the_admin_role(sim: Simulation) -> None:
     result = run(sim, "Bea", "@imp Ada")
     assert not result.ok
     assert result.text == "'@impersonate' needs the admin role; you are a builder."
+
+
+def test_impersonate_shows_the_scores_of_what_the_agent_brings_to_mind(sim: Simulation) -> None:
+    run(sim, "Ada", "note Lamp -> The brass lamp in the hall needs oil every evening.")
+    shown = run(sim, "Pat", "@impersonate Ada").text
+    assert "## Relevant private notes" in shown
+    assert "- Lamp: The brass lamp in the hall needs oil every evening.  [rel " in shown
+    assert ", score " in shown
+    assert ", note]" in shown
+    assert "[rel " not in build_prompt(sim, sim.character("Ada"))  # never sent to a model

@@ -121,14 +121,16 @@ def test_recall_finds_notes_by_words(sim: Simulation) -> None:
     run(sim, "Pat", "note Plans -> Find the attic key.")
     result = run(sim, "Pat", "recall LEDGER")
     assert result.ok
-    assert result.text == "Notes about 'LEDGER' (1 found):\n- Moss: Librarian; knows the ledger."
+    assert result.text == (
+        "What you recall about 'LEDGER':\n- Moss: Librarian; knows the ledger.  (note 'Moss')"
+    )
 
 
 def test_recall_with_no_match_fails(sim: Simulation) -> None:
     run(sim, "Pat", "note Moss -> Librarian.")
     result = run(sim, "Pat", "recall dragon")
     assert not result.ok
-    assert result.text == "None of your 1 notes mention 'dragon'."
+    assert result.text == "Nothing you know mentions 'dragon'."
 
 
 def test_memory_status_of_yourself(sim: Simulation) -> None:

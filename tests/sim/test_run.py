@@ -111,7 +111,7 @@ def test_the_prompt_impersonate_shows_is_what_the_llm_gets(
     shown = {}
     for name in ("Eliza", "Moss"):
         main(["do", str(DEMO), "--vault", str(vault), "--as", "Traveler", f"@impersonate {name}"])
-        shown[name] = capsys.readouterr().out.rstrip("\n")
+        shown[name] = capsys.readouterr().out.rstrip("\n").split("\n", 1)[1]  # (the note)
     sent_before = len(stub.requests)
     _run(capsys, str(DEMO), *flags)
     first = stub.requests[sent_before]["prompt"]  # nothing has happened yet when it is built

@@ -406,7 +406,7 @@ def test_notes_have_front_matter_and_entries_separated_by_a_rule(
     assert run(sim, "Pat", "note Moss -> Librarian; knows the ledger.").ok
     path = vault_dir / "agents" / "Pat" / "notes" / "Moss.md"
     first_meta, entries = read_note(path)
-    assert set(first_meta) == {"title", "created", "updated"}
+    assert set(first_meta) == {"title", "created", "updated", "sim"}  # sim: the world clock
     assert first_meta["title"] == "Moss"
     assert entries == ["Librarian; knows the ledger."]
 

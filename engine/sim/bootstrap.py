@@ -1,0 +1,179 @@
+"""``mudsim agent new``: a new agent in a seeded vault, starting with what others learned;
+and ``mudsim recall``: what an agent brings to mind for some words, from the shell.
+
+A new agent stands in the world's first room with a profile (given, or made from its
+role), its role as its ``occupation`` and its keywords as its ``tags``. Its knowledge bank
+is seeded with the named agents' entries (or every agent's) that the retrieval scorer
+ranks best for its role and keywords, within ``BOOTSTRAP_TOKENS``: each copied entry
+gets a new id and names, in ``source.copied_from``, the agent and the entry it came
+from. The seeding is one knowledge pass (its log lines, the bank, its record), so
+``@knowledge undo`` takes it back. Like ``world apply`` it takes the vault's lock, and
+the new character's ``agent.md`` is written before ``world.yaml`` (the commit point).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from engine.errors import UnsafeNameError, UsageError, VaultError
+from engine.memory.knowledge import Entry, Source, Stamp, new_entry_id
+from engine.memory.knowledge_ops import Change
+from engine.memory.record import utc_now
+from engine.memory.retrieval import Chosen, Index, Item, Query, line, situation_keywords
+from engine.sim.clock import format_reading
+from engine.sim.recollection import gather_items
+from engine.sim.world_apply import occupied_folders
+from engine.vault.knowledge_store import KnowledgeStore, PassRecord
+from engine.vault.vault import MemoryState, Vault
+from engine.world.loader import load_world_file
+from engine.world.model import Character
+from engine.world.world import World
+
+BOOTSTRAP_TOKENS: Final = 2_000
+"""What a new agent's bank is seeded with at most (by the chars/4 estimate)."""
+
+
+def new_agent(
+    world_file: Path, vault_dir: Path, name: str, *, role: str = "",
+    keywords: Sequence[str] = (), sources: Sequence[str] = (), profile: str | None = None,
+) -> list[str]:  # fmt: skip
+    """Add the agent ``name`` and seed its bank (see the module); the report's lines."""
+    load_world_file(world_file)  # a broken world file: one line, nothing touched
+    vault = _seeded(vault_dir)
+    lock = vault.lock()
+    try:
+        world = vault.load_world()
+        character = _character(vault, world, name, role, keywords, profile)
+        donors = _donors(world, sources)
+        chosen = _chosen(vault, world, donors, character)
+        world.add_character(character)
+        vault.save_world(world)  # agent.md, then world.yaml: the commit
+        vault.write_state(character.folder, MemoryState())
+        copied = _seed_bank(vault, world, character, chosen)
+    finally:
+        lock.release()
+    room = world.rooms[character.location].name
+    counts = Counter(c.item.agent for c in chosen)
+    whose = ", ".join(f"{agent} ({n})" for agent, n in counts.most_common())
+    lines = [f"Added {character.name} (agent) in {room}, {vault_dir}."]
+    if copied:
+        lines.append(f"Seeded {copied} knowledge entr{'ies' if copied != 1 else 'y'} from {whose}:")
+        lines += [f"  {line(c.item)}  ({c.item.agent}, {c.item.key.removeprefix('entry:')})"
+                  for c in chosen]  # fmt: skip
+    else:
+        who = ", ".join(d.name for d in donors) or "no other agent"
+        lines.append(f"Nothing to seed its knowledge with: {who} knows nothing yet.")
+    return lines
+
+
+def recall_report(vault_dir: Path, agent: str, words: str, limit: int = 5) -> list[str]:
+    """``mudsim recall``: what ``agent`` brings to mind for ``words``, read without the lock."""
+    vault = _seeded(vault_dir)
+    world = vault.load_world()
+    (character,) = world.characters_named(agent)
+    query = Query(situation_keywords(words), world.clock.reading(), character.occupation,
+                  character.prioritize_recent)  # fmt: skip
+    found = Index(gather_items(vault, world, character)).best(
+        query, limit, start=format_reading(world.clock.start)
+    )
+    if not found:
+        return [f"Nothing {character.name} knows mentions '{words}'."]
+    lines = [f"What {character.name} recalls about '{words}':"]
+    lines += [f"{line(c.item)}  ({c.item.origin}; {c.scores()})" for c in found]
+    return lines
+
+
+def _seeded(vault_dir: Path) -> Vault:
+    vault = Vault(vault_dir)
+    if vault_dir.exists() and not vault_dir.is_dir():
+        raise VaultError(f"the vault {vault_dir} is a file, not a folder")
+    if not vault.is_seeded:
+        raise VaultError(f"{vault_dir} is not a seeded vault (no world/world.yaml)")
+    return vault
+
+
+def _character(vault: Vault, world: World, name: str, role: str, keywords: Sequence[str],
+               profile: str | None) -> Character:  # fmt: skip
+    name = " ".join(name.split())
+    if not name:
+        raise UsageError("a new agent needs a name")
+    if any(c.name.casefold() == name.casefold() for c in world.characters.values()):
+        raise UsageError(f"there is already a character called {name!r} in {vault.root}")
+    what = f"a {role.strip()}" if role.strip() else "someone"
+    character = Character(
+        id="", name=name, type="agent", location=next(iter(world.rooms)),
+        profile=" ".join((profile or f"A newcomer, {what}, keen to learn.").split()),
+        occupation=role.strip(), tags=[k.strip() for k in keywords if k.strip()],
+    )  # fmt: skip
+    try:
+        folder = character.folder
+    except UnsafeNameError as exc:
+        raise UsageError(str(exc)) from exc
+    taken = {c.folder.lower() for c in world.characters.values()}
+    if folder.lower() in taken or folder in occupied_folders(vault, world):
+        raise UsageError(f"the folder agents/{folder} is taken: choose another name")
+    character.id = folder.lower()
+    if character.id in world.rooms or character.id in world.things:
+        character.id = f"{character.id}-agent"
+    return character
+
+
+def _donors(world: World, sources: Sequence[str]) -> list[Character]:
+    agents = [c for c in world.characters.values() if c.type == "agent"]
+    if not sources:
+        return agents
+    donors: list[Character] = []
+    for source in sources:
+        (found,) = world.characters_named(source)
+        if found.type != "agent":
+            raise UsageError(f"{found.name} is a player and has no knowledge bank to share")
+        if found not in donors:
+            donors.append(found)
+    return donors
+
+
+def _chosen(vault: Vault, world: World, donors: list[Character], new: Character) -> list[Chosen]:
+    items: list[Item] = []
+    for donor in donors:
+        items += [item for item in gather_items(vault, world, donor) if item.kind == "entry"]
+    query = Query(situation_keywords(new.occupation, *new.tags, new.profile), world.clock.reading(),
+                  new.occupation)  # fmt: skip
+    selection = Index(items).select(query, BOOTSTRAP_TOKENS, start=format_reading(world.clock.start),
+                                    places=("fact", "hypothesis", "gap"))  # fmt: skip
+    return selection.chosen
+
+
+def _seed_bank(vault: Vault, world: World, character: Character, chosen: list[Chosen]) -> int:
+    if not chosen:
+        return 0
+    store = KnowledgeStore(vault.agent_dir(character.folder) / "knowledge")
+    donors = {c.name: c for c in world.characters.values()}
+    banks: dict[str, dict[str, Entry]] = {}
+    now = Stamp(sim=world.clock.reading(), at=utc_now())
+    pass_id = store.new_pass_id()
+    bank: list[Entry] = []
+    changes: list[Change] = []
+    for c in chosen:
+        donor = donors[c.item.agent]
+        if donor.name not in banks:
+            entries = KnowledgeStore(vault.agent_dir(donor.folder) / "knowledge").load()
+            banks[donor.name] = {e.id: e for e in entries}
+        original = banks[donor.name][c.item.key.removeprefix("entry:")]
+        copy = Entry(
+            id=new_entry_id([e.id for e in bank]), type=original.type, content=original.content,
+            tags=original.tags, created=now, updated=now,
+            source=Source(passes=[pass_id], copied_from=[f"{donor.name}:{original.id}"]),
+        )  # fmt: skip
+        bank.append(copy)
+        changes.append(Change(op="ADD", id=copy.id, after=copy))
+    record = PassRecord.model_validate({
+        "pass": pass_id, "status": "changed", "started": now, "finished": now,
+        "candidates": len(bank), "operations": {"ADD": len(bank)},
+        "fallback": "seeded from other agents (mudsim agent new)",
+    })  # fmt: skip
+    store.commit_pass(pass_id, "GENEROUS", changes, bank, record,
+                      [(e.type, e.content, e.tags) for e in bank])  # fmt: skip
+    return len(bank)

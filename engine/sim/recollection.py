@@ -1,0 +1,296 @@
+"""What each agent brings to mind, gathered from its files (``engine.memory.retrieval``
+scores it): its knowledge-bank entries, its notes, its handbook's skills and its past
+short-term summaries (the ``recent-*.md`` history: "past experiences") as items, in an
+index rebuilt only when one of those files changed (the bank's and the notes' stamps,
+the summaries' and skills' folders).
+
+Every turn's prompt gets a section chosen for the agent's situation within the actor
+profile's ``knowledge_tokens`` (``section``), ``recall`` answers from the same scorer,
+and the entries a prompt showed have their ``access_count`` and ``last_access``
+counted, in memory, and written to the bank in batches (``flush``: every
+``FLUSH_EVERY`` accesses of an agent, and when the simulation saves), never while a
+knowledge pass of that agent is in flight (its commit would overwrite them).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from engine.errors import VaultError
+from engine.memory.handbook import sections, skill_front_matter, skill_keywords
+from engine.memory.knowledge import Entry
+from engine.memory.retrieval import (
+    Chosen,
+    Index,
+    Item,
+    Place,
+    Query,
+    Selection,
+    related_agents,
+    render,
+    situation_keywords,
+)
+from engine.sim.clock import format_reading
+from engine.vault.knowledge_store import KnowledgeStore
+from engine.vault.vault import Vault
+from engine.world.model import Character
+from engine.world.world import World
+
+if TYPE_CHECKING:
+    from engine.sim.simulation import Simulation
+
+FLUSH_EVERY: Final = 100
+"""Accesses of one agent's entries kept in memory before they are written to its bank."""
+NOTE_CHARS: Final = 300
+"""A note's text as the prompt shows it (its newest part), at most."""
+SAID_TO_ME: Final = 3
+OWN_COMMANDS: Final = 3
+EMBEDDED_TOKENS: Final = 400
+OTHER_TOKENS: Final = 2_000
+
+
+class Recollection:
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self._indexes: dict[str, tuple[tuple[object, ...], Index]] = {}
+        self._entries: dict[str, tuple[tuple[object, ...], Index]] = {}
+        self._accesses: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)
+        """Character id -> entry id -> (accesses not yet written, the last one's time)."""
+        self._pending: dict[str, int] = defaultdict(int)
+
+    # -- items -----------------------------------------------------------------------------
+
+    def index(self, character: Character) -> Index:
+        """``character``'s items, indexed (built again only when its files changed)."""
+        version = self._version(character)
+        cached = self._indexes.get(character.id)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        index = Index(self.items(character))
+        self._indexes[character.id] = (version, index)
+        return index
+
+    def _entries_index(self, character: Character) -> Index:
+        """Another agent's bank entries, indexed, for "related agents" (checked by the
+        bank file's stamp alone, one ``stat`` an agent a turn). A bank that does not read
+        costs its agent its part in it, never this agent's turn."""
+        path = self.sim.vault.agent_dir(character.folder) / "knowledge" / "long-term-memory.json"
+        version = (_stamp(path), character.occupation)
+        cached = self._entries.get(character.id)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        try:
+            bank = KnowledgeStore(path.parent).load()
+        except VaultError:
+            bank = []
+        index = Index([_entry_item(e, character) for e in bank])
+        self._entries[character.id] = (version, index)
+        return index
+
+    def _version(self, character: Character) -> tuple[object, ...]:
+        agent = self.sim.vault.agent_dir(character.folder)
+        notes = tuple(
+            (n.title, n.updated, n.sim) for n in self.sim.vault.notes(character.folder).all()
+        )
+        return (
+            _stamp(agent / "knowledge" / "long-term-memory.json"),
+            _stamp(agent / "summaries"),
+            _stamp(agent / "handbook" / "skills"),
+            _stamp(agent / "handbook" / "handbook.json"),
+            notes,
+            character.occupation,
+        )
+
+    def items(self, character: Character) -> list[Item]:
+        return gather_items(self.sim.vault, self.sim.world, character)
+
+    # -- the situation ---------------------------------------------------------------------
+
+    def query(self, character: Character, words: str | None = None) -> Query:
+        """``character``'s situation as a query, or ``words`` (``recall``)."""
+        now = self.sim.clock.reading()
+        if words is not None:
+            keywords = situation_keywords(words)
+        else:
+            keywords = situation_keywords(*situation_texts(self.sim, character))
+        return Query(keywords, _hour(now), character.occupation, character.prioritize_recent)
+
+    def select(self, character: Character, budget: int, *,
+               places: Sequence[Place] | None = None) -> Selection:  # fmt: skip
+        """What ``character`` brings to mind now, within ``budget`` tokens."""
+        query = self.query(character)
+        start = format_reading(self.sim.world.clock.start)
+        rate = self.sim.token_rate
+        profile = self.sim.settings.llm.profiles.get("actor")
+        notes = profile.notes_tokens if profile is not None else 0
+        selection = self.index(character).select(
+            query, budget, tokens=rate.tokens, start=start, caps={"note": notes} if notes else None,
+            **({"places": places} if places is not None else {}),
+        )  # fmt: skip
+        others = {c.name: self._entries_index(c) for c in self._other_agents(character)}
+        selection.related_agents.extend(related_agents(query, others))
+        return selection
+
+    def section(
+        self, character: Character, *, scores: bool = False, count: bool = False
+    ) -> list[str]:
+        """The prompt's lines after the memories (``knowledge_tokens``); ``count``: the
+        entries shown count as accessed."""
+        budget = self.budget()
+        if budget <= 0:
+            return []
+        selection = self.select(character, budget)
+        if count:
+            self._accessed(character, selection.chosen)
+        return render(selection, scores=scores)
+
+    def budget(self) -> int:
+        profile = self.sim.settings.llm.profiles.get("actor")
+        tokens = profile.knowledge_tokens if profile is not None else None
+        if tokens is None:
+            return EMBEDDED_TOKENS if self.sim.embedded else OTHER_TOKENS
+        return tokens
+
+    def recall(self, character: Character, words: str, limit: int = 5) -> list[Chosen]:
+        """The ``limit`` best items for ``words``, whatever their place (``recall``)."""
+        query = self.query(character, words)
+        if not query.keywords:
+            return []
+        index = self.index(character)
+        start = format_reading(self.sim.world.clock.start)
+        return index.best(query, limit, start=start)
+
+    def _other_agents(self, character: Character) -> list[Character]:
+        return [c for c in self.sim.world.characters.values()
+                if c.type == "agent" and c.id != character.id]  # fmt: skip
+
+    # -- accesses --------------------------------------------------------------------------
+
+    def _accessed(self, character: Character, chosen: list[Chosen]) -> None:
+        now = self.sim.clock.reading()
+        counts = self._accesses[character.id]
+        for c in chosen:
+            if c.item.kind == "entry":
+                entry_id = c.item.key.removeprefix("entry:")
+                counts[entry_id] = (counts.get(entry_id, (0, now))[0] + 1, now)
+                self._pending[character.id] += 1
+        if self._pending[character.id] >= FLUSH_EVERY:
+            self.flush(character)
+
+    def flush(self, character: Character | None = None) -> None:
+        """Write the counted accesses to the banks (of ``character``, or every one);
+        not while that agent's knowledge pass is in flight, nor on a bank that does not
+        read (they wait for the next flush)."""
+        targets = [character] if character else list(self.sim.world.characters.values())
+        for who in targets:
+            counts = self._accesses.get(who.id)
+            if not counts or who.id in self.sim.knowledge.workers:
+                continue
+            store = self.sim.knowledge.store(self.sim.minds[who.id])
+            try:
+                store.record_access(counts)
+            except VaultError as exc:
+                self.sim.warn(f"the accesses of {who.name}'s knowledge were not written: {exc}")
+                continue
+            del self._accesses[who.id]
+            self._pending[who.id] = 0
+
+
+def situation_texts(sim: Simulation, character: Character) -> list[str]:
+    """What the situation's keywords come from, most telling first: the room's name and
+    description, who is here, what was last said to the character, its own last
+    commands, its goal, its occupation and tags."""
+    room = sim.world.rooms[character.location]
+    others = [c.name for c in sim.world.characters_in(room.id, besides=character)]
+    things = [t.name for t in sim.world.things_in(room.id)]
+    said: list[str] = []
+    commands: list[str] = []
+    for memory in reversed(sim.minds[character.id].tail):
+        if memory.speaker and memory.speaker != character.name and len(said) < SAID_TO_ME:
+            said.append(memory.text)
+        if memory.command and len(commands) < OWN_COMMANDS:
+            commands.append(memory.command)
+        if len(said) >= SAID_TO_ME and len(commands) >= OWN_COMMANDS:
+            break
+    return [room.name, *others, room.description, *things, *said, *commands,
+            character.goal, character.occupation, *character.tags]  # fmt: skip
+
+
+def _newest_part(body: str) -> str:
+    text = " ".join(body.split())
+    return text if len(text) <= NOTE_CHARS else "…" + text[-NOTE_CHARS:].split(" ", 1)[-1]
+
+
+def _hour(reading: str) -> str:
+    """A world-clock reading to the hour: the section stays the same within an hour of
+    world time while nothing else changes."""
+    return reading[:13] + ":00" if len(reading) >= 16 and reading[13] == ":" else reading
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        info = path.stat()
+    except OSError:
+        return (0, 0)
+    return (info.st_mtime_ns, info.st_size)
+
+
+def gather_items(vault: Vault, world: World, character: Character) -> list[Item]:
+    """Every item of ``character``: its bank's entries, notes, skills and past summaries.
+    A bank, a skill or the summaries that do not read are left out (a pass, the handbook
+    or a load says why); a note that does not read is an error, as for the prompt."""
+    role, name = character.occupation, character.name
+    items: list[Item] = []
+    try:
+        bank = KnowledgeStore(vault.agent_dir(character.folder) / "knowledge").load()
+    except VaultError:
+        bank = []
+    items += [_entry_item(e, character) for e in bank]
+    for note in vault.notes(character.folder).all():
+        items.append(Item(f"note:{note.title}", "note", _newest_part(note.body),
+                          f"note '{note.title}'", (), note.title, note.sim, name, role))  # fmt: skip
+    return items + _skills(vault, character) + _past(vault, world, character)
+
+
+def _entry_item(entry: Entry, character: Character) -> Item:
+    return Item(f"entry:{entry.id}", "entry", entry.content,
+                f"knowledge {entry.id} ({entry.type})", tuple(entry.tags),
+                entry.tags[0] if entry.tags else "", entry.updated.sim, character.name,
+                character.occupation, entry.type)  # fmt: skip
+
+
+def _skills(vault: Vault, character: Character) -> list[Item]:
+    store = vault.handbook(character.folder)
+    try:
+        state = store.state()
+        when = state.updated.sim if state else None
+        found = []
+        for skill in store.skills():
+            text = store.skill(skill) or ""
+            front = skill_front_matter(text)
+            steps = " ".join(sections(text).get("Procedure", "").split())
+            line = f"{front.get('description', '').strip(chr(34))} Steps: {steps}".strip()
+            found.append(Item(f"skill:{skill}", "skill", line, f"skill {skill}",
+                              tuple(skill_keywords(text)), skill, when, character.name,
+                              character.occupation, "skill"))  # fmt: skip
+        return found
+    except VaultError:
+        return []
+
+
+def _past(vault: Vault, world: World, character: Character) -> list[Item]:
+    try:
+        history = vault.summaries(character.folder).history()
+    except VaultError:
+        return []
+    found = []
+    for _, summary in history:
+        names = " ".join(world.rooms[r].name for r in summary.rooms if r in world.rooms)
+        found.append(Item(f"past:{summary.covers_from}-{summary.covers_to}", "past",
+                          summary.text,
+                          f"summary of memories #{summary.covers_from}-#{summary.covers_to - 1}",
+                          (), names, summary.sim, character.name, character.occupation))  # fmt: skip
+    return found

@@ -1,0 +1,152 @@
+"""What an agent brings to mind, in a simulation: a fact about the room it stands in and
+not unrelated entries once the budget is full; what happened in a room visited long ago;
+related agents; the section unchanged while the situation is; accesses counted in
+batches; the prompt still within num_ctx. Ada and Bo in the fixture world; banks and
+summaries written as a pass and a compaction write them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from helpers import run
+
+from engine.agents.prompt import char_budget
+from engine.memory.knowledge import Entry, Source, Stamp
+from engine.sim.prompting import build_prompt, turn_prompt
+from engine.sim.recollection import FLUSH_EVERY
+from engine.sim.simulation import Simulation
+from engine.vault.summaries import Summary
+
+
+def entry(number: int, text: str, tags: list[str], sim: str = "2026-01-01T08:00") -> Entry:
+    stamp = Stamp(sim=sim, at="2026-11-25T10:00:00Z")
+    return Entry(id=f"ltm-{number}-a{number}", type="fact", content=text, tags=tags,
+                 source=Source(passes=["20261125-100000"]), created=stamp, updated=stamp)  # fmt: skip
+
+
+def _bank(sim: Simulation, who: str, entries: list[Entry]) -> None:
+    sim.knowledge.store(sim.minds[sim.character(who).id]).save(entries)
+
+
+def _budget(sim: Simulation, tokens: int) -> None:
+    llm = sim.settings.llm
+    actor = llm.profiles["actor"].model_copy(update={"knowledge_tokens": tokens})
+    profiles = {**llm.profiles, "actor": actor}
+    sim.settings = sim.settings.model_copy(
+        update={"llm": llm.model_copy(update={"profiles": profiles})}
+    )
+
+
+def _section(prompt: str) -> str:
+    """What follows the memories and comes before the examples and the situation."""
+    after = prompt.rsplit("\n---\n", 1)[-1]
+    return after.split("## Good moves here", 1)[0].split("\nYou are ", 1)[0]
+
+
+UNRELATED = [
+    "The river ferry leaves at noon and costs a copper.",
+    "Moss keeps the ledger of the library in shelf order.",
+    "Roses by the garden gate need water every morning.",
+    "The attic window sticks in wet weather.",
+    "Pip hides sweets in the cellar behind the barrels.",
+    "The baker sells rye only on market days.",
+]
+
+
+def test_a_fact_about_the_room_is_seen_and_unrelated_entries_are_not(sim: Simulation) -> None:
+    entries = [entry(n, text, ["town"]) for n, text in enumerate(UNRELATED, 1)]
+    entries.append(entry(99, "The hall's stone floor is slippery after the rain.", ["hall"]))
+    _bank(sim, "Ada", entries)
+    _budget(sim, 40)  # room for about two lines
+    section = _section(build_prompt(sim, sim.character("Ada")))  # Ada stands in The Hall
+    assert "- The hall's stone floor is slippery after the rain." in section
+    for text in UNRELATED:
+        assert text not in section
+    _budget(sim, 0)
+    assert "slippery" not in build_prompt(sim, sim.character("Ada"))
+
+
+def test_in_a_room_visited_long_ago_it_sees_what_happened_there(sim: Simulation) -> None:
+    ada = sim.minds["ada"]
+    for index in range(12):
+        run(sim, "Ada", f"think Thought number {index}.")
+    store = ada.store
+    store.commit(None, Summary("I drew water from the old well and the rope snapped.", 0, 4, 12,
+                               "2026-11-25T10:00:00Z", sim="2026-01-01T09:00", rooms=("yard",)),
+                 now=datetime(2026, 11, 25, 10, tzinfo=UTC))  # fmt: skip
+    store.commit(None, Summary("I read by the lamp in the hall all evening.", 4, 8, 12,
+                               "2026-11-25T10:01:00Z", sim="2026-01-02T20:00", rooms=("hall",)),
+                 now=datetime(2026, 11, 25, 10, 1, tzinfo=UTC))  # fmt: skip
+    sim.world.clock.set("2026-03-01T08:00")  # two months on
+    assert run(sim, "Ada", "go north").ok  # to The Yard, and its old well
+    section = _section(build_prompt(sim, sim.character("Ada")))
+    assert "## Related past experiences" in section
+    assert "- (2026-01-01) I drew water from the old well and the rope snapped." in section
+    assert "read by the lamp" not in section  # that happened in the hall
+
+
+def test_related_agents_are_named_not_their_knowledge(sim: Simulation) -> None:
+    _bank(sim, "Bo", [entry(1, "The hall floor was laid by Bo's grandfather.", ["hall"])])
+    section = _section(build_prompt(sim, sim.character("Ada")))
+    assert "### Related Agents\nAgents who know about this: Bo" in section
+    assert "grandfather" not in section
+
+
+def test_the_section_stays_the_same_while_the_situation_does(sim: Simulation) -> None:
+    run(sim, "Ada", "note Lamp -> The brass lamp in the hall needs oil every evening.")
+    _bank(sim, "Ada", [entry(1, "The hall's lamp smokes when the wick is long.", ["hall"])])
+    ada = sim.character("Ada")
+    first = _section(build_prompt(sim, ada))
+    assert "lamp" in first
+    assert _section(build_prompt(sim, ada)) == first
+    run(sim, "Pip", "emote hops.")  # a new memory before the section: it stays the same
+    assert _section(build_prompt(sim, ada)) == first
+    run(sim, "Ada", "note Oil -> The lamp oil is kept in the cellar.")  # something new
+    assert "- Oil: The lamp oil is kept in the cellar." in _section(build_prompt(sim, ada))
+
+
+def test_accesses_are_counted_and_written_in_batches(sim: Simulation) -> None:
+    _bank(sim, "Ada", [entry(1, "The hall's lamp smokes when the wick is long.", ["hall"]),
+                       entry(2, "Roses need water.", ["garden"], sim="2025-06-01T08:00")])  # fmt: skip
+    ada = sim.character("Ada")
+    store = sim.knowledge.store(sim.minds["ada"])
+    for _ in range(FLUSH_EVERY - 1):
+        turn_prompt(sim, ada)
+    assert [e.access_count for e in store.load()] == [0, 0]  # not one write per turn
+    build_prompt(sim, ada)  # a view, not a turn: not counted
+    turn_prompt(sim, ada)
+    lamp, roses = store.load()
+    assert lamp.access_count == FLUSH_EVERY
+    assert lamp.last_access is not None
+    assert lamp.last_access.sim == sim.clock.reading()
+    assert roses.access_count == 0
+    turn_prompt(sim, ada)
+    sim.save()
+    assert store.load()[0].access_count == FLUSH_EVERY + 1
+
+
+def test_the_prompt_with_the_section_still_fits_num_ctx(sim: Simulation) -> None:
+    _bank(sim, "Ada", [entry(n, f"Fact {n} about the hall: " + "stone and lamps " * 20, ["hall"])
+                       for n in range(1, 200)])  # fmt: skip
+    for index in range(200):
+        run(sim, "Ada", f"think A long thought number {index} " + "about the hall " * 15)
+    llm = sim.settings.llm
+    options = {**llm.profiles["actor"].options, "num_ctx": 1024}
+    actor = llm.profiles["actor"].model_copy(update={"options": options, "knowledge_tokens": 2000})
+    sim.settings = sim.settings.model_copy(
+        update={"llm": llm.model_copy(update={"profiles": {**llm.profiles, "actor": actor}})}
+    )
+    sim.actor_options = sim.settings.llm.options_for("actor")
+    prompt = build_prompt(sim, sim.character("Ada"))
+    assert len(prompt) <= char_budget(1024, int(sim.actor_options.get("num_predict", 0)))
+    assert "## Prior Knowledge Summary" in prompt or "(" in prompt
+
+
+def test_recall_over_unicode_text(sim: Simulation) -> None:
+    run(sim, "Ada", "note Café -> Le café près du puits ouvre à l'aube.")
+    run(sim, "Ada", "note Колодец -> Вода в колодце холодная и чистая.")
+    found = run(sim, "Ada", "recall колодце")
+    assert found.ok
+    assert "- Колодец: Вода в колодце холодная и чистая.  (note 'Колодец')" in found.text
+    assert "café" not in found.text
+    assert "(note 'Café')" in run(sim, "Ada", "recall puits").text

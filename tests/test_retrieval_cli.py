@@ -1,0 +1,109 @@
+"""Retrieval from the shell: ``mudsim recall`` reads a vault without its lock and shows
+the best five with their scores; ``mudsim agent new`` adds an agent whose bank starts with
+the other agents' knowledge that fits its role and keywords (each copy naming its
+source), as one undoable pass; bad names are one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import mudsim
+
+from engine.cli import main
+from engine.memory.knowledge import Entry, Source, Stamp
+from engine.vault.knowledge_store import KnowledgeStore
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _seed(world_file: Path, vault_dir: Path) -> None:
+    done = mudsim("do", world_file, "--vault", vault_dir, "--as", "Ada",
+                  "note Well -> The yard well runs dry in August.")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    stamp = Stamp(sim="2026-01-01T08:00", at="2026-11-25T10:00:00Z")
+
+    def entry(n: int, kind: str, text: str, tags: list[str]) -> Entry:
+        return Entry(id=f"ltm-{n}-b{n}", type=kind, content=text, tags=tags,  # type: ignore[arg-type]
+                     source=Source(passes=["20261125-100000"]), created=stamp, updated=stamp)  # fmt: skip
+
+    KnowledgeStore(vault_dir / "agents" / "Ada" / "knowledge").save([
+        entry(1, "procedure", "To draw water: lower the pail slowly, then wind the rope back.", ["well", "water"]),
+        entry(2, "fact", "Ada's roses need water every morning.", ["garden"]),
+        entry(3, "mistake", "Do not lean over the well wall: the stones are loose.", ["well"]),
+    ])  # fmt: skip
+    KnowledgeStore(vault_dir / "agents" / "Bo" / "knowledge").save([
+        entry(1, "fact", "The smithy fire needs charcoal, not wood.", ["forge"]),
+        entry(2, "observation", "The well rope was mended by Bo in spring.", ["well", "rope"]),
+    ])  # fmt: skip
+
+
+def test_recall_from_the_shell_shows_the_best_with_scores(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _seed(world_file, vault_dir)
+    code, out, _ = _cli(capsys, "recall", "--vault", vault_dir, "--agent", "Ada", "well", "water")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "What Ada recalls about 'well water':"
+    assert "To draw water: lower the pail slowly" in lines[1]
+    assert "(knowledge ltm-1-b1 (procedure); rel " in lines[1]
+    assert any("(note 'Well'; rel" in line for line in lines)
+    assert len(lines) <= 6
+    code, out, _ = _cli(capsys, "recall", "--vault", vault_dir, "--agent", "Ada", "dragons")
+    assert (code, out.strip()) == (0, "Nothing Ada knows mentions 'dragons'.")
+    code, _, err = _cli(capsys, "recall", "--vault", vault_dir, "--agent", "Nobody", "well")
+    assert code == 2
+    assert err.count("\n") == 1
+
+
+def test_a_new_agent_starts_with_the_others_relevant_knowledge(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _seed(world_file, vault_dir)
+    code, out, err = _cli(capsys, "agent", "new", world_file, "--vault", vault_dir, "--name",
+                          "Nell", "--role", "water carrier", "--keywords", "well", "rope")  # fmt: skip
+    assert code == 0, err
+    assert out.splitlines()[0] == f"Added Nell (agent) in The Hall, {vault_dir}."
+    bank = json.loads(
+        (vault_dir / "agents" / "Nell" / "knowledge" / "long-term-memory.json").read_text()
+    )
+    contents = [e["content"] for e in bank]
+    assert "Do not lean over the well wall: the stones are loose." in contents
+    assert "The well rope was mended by Bo in spring." in contents
+    assert "The smithy fire needs charcoal, not wood." not in contents
+    sources = {e["content"]: e["source"]["copied_from"] for e in bank}
+    assert sources["The well rope was mended by Bo in spring."] == ["Bo:ltm-2-b2"]
+    agent = (vault_dir / "agents" / "Nell" / "agent.md").read_text()
+    assert "occupation: water carrier" in agent
+    assert "type: agent" in agent
+    look = mudsim("do", world_file, "--vault", vault_dir, "--as", "Nell", "@knowledge",
+                  "@knowledge undo", "@knowledge")  # fmt: skip
+    assert look.returncode == 0, look.stderr
+    assert "Your knowledge bank: " in look.stdout
+    assert "Your knowledge bank is empty." in look.stdout
+
+
+def test_from_limits_the_donors_and_bad_names_are_refused(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _seed(world_file, vault_dir)
+    code, out, _ = _cli(capsys, "agent", "new", world_file, "--vault", vault_dir, "--name",
+                        "Wynn", "--keywords", "well", "--from", "Bo")  # fmt: skip
+    assert code == 0
+    assert "Seeded 1 knowledge entry from Bo (1):" in out
+    for argv, why in (
+        (["--name", "Ada"], "already a character called 'Ada'"),
+        (["--name", "Rook", "--from", "Pat"], "Pat is a player"),
+        (["--name", "Rook", "--from", "Nobody"], "no single character called 'Nobody'"),
+        (["--name", "???"], "???"),
+    ):
+        code, _, err = _cli(capsys, "agent", "new", world_file, "--vault", vault_dir, *argv)
+        assert code == 2, argv
+        assert why in err
+        assert err.count("\n") == 1
