@@ -77,7 +77,8 @@ class RoleProfile(_Settings):
         return options
 
 
-RoleName = Literal["actor", "summarizer", "consolidator"]
+RoleName = Literal["actor", "summarizer", "consolidator", "embedder"]
+"""``embedder``: only its ``model`` is read; set, retrieval adds a semantic score."""
 
 
 def _default_profiles() -> dict[RoleName, RoleProfile]:
@@ -148,3 +149,9 @@ class Settings(_Settings):
     memory_compaction: MemoryCompactionConfig = MemoryCompactionConfig()
     ai_defaults: AIDefaultsConfig = AIDefaultsConfig()
     limits: LimitsConfig = LimitsConfig()
+
+
+def embedder_model(settings: Settings) -> str | None:
+    """The ``embedder`` profile's model: retrieval then adds a semantic score."""
+    profile = settings.llm.profiles.get("embedder")
+    return profile.model if profile is not None else None

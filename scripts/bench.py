@@ -123,6 +123,8 @@ def play_main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--log", type=Path, default=None, help="write every turn as JSON lines")
     parser.add_argument("--world", type=Path, default=TRIO, help="default: worlds/trio.yaml")
+    parser.add_argument("--knowledge-tokens", type=int, default=None, metavar="N",
+                        help="the actor's knowledge_tokens (0: no retrieval section)")  # fmt: skip
     args = parser.parse_args(argv)
     print(f"mudsim play bench: {args.llm}, {args.turns} turns, seed {args.seed}, "
           f"python {sys.version.split()[0]}, {os.cpu_count()} cores", flush=True)  # fmt: skip
@@ -134,6 +136,7 @@ def play_main(argv: list[str]) -> int:
             seed=args.seed,
             log_path=args.log,
             world=args.world,
+            knowledge_tokens=args.knowledge_tokens,
         )
     )
     for key, value in result.items():

@@ -84,6 +84,8 @@ async def _engine_run(folder: Path, turns: int, phases: dict[str, float] | None)
                 thinker.execute = _timed(phases, "command", thinker.execute)
             for mind in sim.minds.values():
                 mind.record = _timed(phases, "memory", mind.record)  # type: ignore[method-assign]
+            recollection = sim.recollection
+            recollection.section = _timed(phases, "section", recollection.section)  # type: ignore[method-assign]
             dispatcher.generate = _timed_async(phases, "dispatch", dispatcher.generate)  # type: ignore[method-assign]
         scheduler = Scheduler(sim, dispatcher, thinkers, seed=1)
         start = time.perf_counter()
@@ -98,7 +100,8 @@ async def _engine_run(folder: Path, turns: int, phases: dict[str, float] | None)
 def bench_engine(turns: int = 200) -> dict[str, float]:
     """50 agents in 5 rooms, an instant in-process backend behind the real dispatcher,
     ``turns`` turns each: agent-turns/s, and microseconds per turn split into prompt
-    build, dispatch (queue, announce, backend), command and memory (journal appends)."""
+    build (of which the retrieval section: ``section_us``), dispatch (queue, announce,
+    backend), command and memory (journal appends)."""
     agent_turns = 50 * turns
     rates: list[float] = []
     split: dict[str, list[float]] = defaultdict(list)
@@ -110,6 +113,7 @@ def bench_engine(turns: int = 200) -> dict[str, float]:
             total = asyncio.run(_engine_run(Path(tmp), turns, phases))
         us = {k: v / agent_turns * 1e6 for k, v in phases.items()}
         split["prompt_us"].append(us["prompt"])
+        split["section_us"].append(us["section"])
         split["dispatch_us"].append(us["dispatch"] - us["prompt"])
         split["command_us"].append(us["command"] - us["memory"])
         split["memory_us"].append(us["memory"])

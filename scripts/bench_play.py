@@ -14,6 +14,8 @@ Reported:
   (``engine.agents.play_quality``); ``verb_<verb>_pct`` for each verb run;
 - ``summaries_accepted_pct``: summarizer replies the quality gate accepted;
 - ``prompt_tokens_start`` / ``_end``: median prompt tokens of the first and last ten turns;
+- ``prefix_reuse_pct``: the share of the turns' prompt tokens the model did not evaluate
+  again (its prefix cache served them; the embedded model says, others give 0);
 - ``turn_s_median`` / ``_p90``: the model's seconds for a turn's calls (re-asks included;
   waiting for another agent's call is not counted);
 - ``warm_calls`` / ``warm_s``: prompts evaluated ahead of a turn after a compaction (the
@@ -68,6 +70,7 @@ class Recorder:
             "role": request.role,
             "agent": request.agent,
             "prompt_tokens": generation.prompt_tokens,
+            "cached_tokens": generation.cached_tokens,
             "completion_tokens": generation.completion_tokens,
             "seconds": generation.latency,
             "reply": generation.text,
@@ -117,14 +120,25 @@ class TurnLog:
             "asks": turn.asks,
             "seconds": sum(c["seconds"] for c in calls),
             "prompt_tokens": calls[-1]["prompt_tokens"] if calls else 0,
+            "cached_tokens": calls[-1]["cached_tokens"] if calls else 0,
             "replies": [c["reply"] for c in calls],
         }
 
 
 async def _session(
-    vault: Path, world: Path, llm: str, model: str | None, seed: int, turns_per_agent: int
-) -> tuple[TurnLog, dict[str, float]]:
+    vault: Path, world: Path, llm: str, model: str | None, seed: int, turns_per_agent: int,
+    knowledge_tokens: int | None = None,
+) -> tuple[TurnLog, dict[str, float]]:  # fmt: skip
     sim = Simulation.open(vault, world)
+    if knowledge_tokens is not None:  # the actor profile's, as llm.md would set it
+        llm_config = sim.settings.llm
+        actor = llm_config.profiles["actor"].model_copy(
+            update={"knowledge_tokens": knowledge_tokens}
+        )
+        profiles = {**llm_config.profiles, "actor": actor}
+        sim.settings = sim.settings.model_copy(
+            update={"llm": llm_config.model_copy(update={"profiles": profiles})}
+        )
     try:
         options = RunOptions(world=world, vault=vault, llm=llm, model=model, seed=seed)
         started = time.perf_counter()
@@ -179,6 +193,7 @@ async def play(
     seed: int = SEED,
     log_path: Path | None = None,
     world: Path = TRIO,
+    knowledge_tokens: int | None = None,
 ) -> dict[str, float]:
     """Play ``turns`` turns of worlds/trio.yaml on ``llm`` and report how sensibly and how
     fast the agents played (see the module's docstring)."""
@@ -186,8 +201,8 @@ async def play(
     per_agent = -(-turns // max(1, agents))
     with tempfile.TemporaryDirectory() as tmp:
         vault = Path(tmp) / "vault"
-        log, run = await _session(vault, world, llm, model, seed, per_agent)
-        after, restart = await _session(vault, world, llm, model, seed + 1, 1)
+        log, run = await _session(vault, world, llm, model, seed, per_agent, knowledge_tokens)
+        after, restart = await _session(vault, world, llm, model, seed + 1, 1, knowledge_tokens)
     records = log.turns
     done = [r for r in records if r["command"]]
     verbs = Counter(r["verb"] for r in done)
@@ -210,6 +225,9 @@ async def play(
         "extractive_summaries": run["extractive"],
         "prompt_tokens_start": statistics.median(tokens[:10]) if tokens else 0,
         "prompt_tokens_end": statistics.median(tokens[-10:]) if tokens else 0,
+        "prefix_reuse_pct": _pct(
+            sum(r["cached_tokens"] for r in records), sum(r["prompt_tokens"] for r in records)
+        ),
         "turn_s_median": statistics.median(seconds) if seconds else 0,
         "turn_s_p90": _p90(seconds) if seconds else 0,
         "warm_calls": run["warm_calls"],

@@ -107,3 +107,20 @@ def test_from_limits_the_donors_and_bad_names_are_refused(
         assert code == 2, argv
         assert why in err
         assert err.count("\n") == 1
+
+
+def test_an_embedder_profile_makes_each_turn_embed_over_the_stub(
+    world_file: Path, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.llm.stub_server import StubOllama
+
+    (vault_dir / "config").mkdir(parents=True)
+    (vault_dir / "config" / "llm.md").write_text(
+        "---\nprofiles:\n  embedder:\n    model: tiny-embed\n---\nEmbeddings on.\n"
+    )
+    with StubOllama(replies=["note Lamp -> The brass lamp needs oil."],
+                    models=["gemma3:4b", "tiny-embed"]) as stub:  # fmt: skip
+        monkeypatch.setenv("MUDSIM_LLM_URL", stub.url)
+        ran = mudsim("run", world_file, "--vault", vault_dir, "--headless", "--turns", "2")
+        assert ran.returncode == 0, ran.stderr
+        assert stub.hits["/api/embed"] >= 4  # each turn: its situation (and new items)

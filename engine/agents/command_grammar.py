@@ -86,6 +86,8 @@ class RoomView:
     """Verbs left out this time (a cool-down)."""
     title_words: Sequence[str] = ()
     """When given, a note title is one or two of these words, not any words."""
+    memories: Sequence[str] = ()
+    """What ``recall`` may ask about (the topics of what the agent knows); none: free text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +150,7 @@ def _avoiding(shape: Shape, avoid: frozenset[str]) -> Shape | None:
 
 def _slot(kind: ArgKind, view: RoomView, optional: bool, lead: str) -> Slot | None:
     """None when the argument has nothing it could name here."""
-    if kind is ArgKind.TEXT:
+    if kind is ArgKind.TEXT or (kind is ArgKind.MEMORY and not view.memories):
         return Slot(None, "text", optional, lead)
     if kind is ArgKind.TITLE:
         words = tuple(dict.fromkeys(w for w in view.title_words if w and " " not in w))
@@ -159,6 +161,7 @@ def _slot(kind: ArgKind, view: RoomView, optional: bool, lead: str) -> Slot | No
         ArgKind.CHARACTER: view.things,
         ArgKind.ROOM: view.rooms,
         ArgKind.TOPIC: view.topics,
+        ArgKind.MEMORY: view.memories,
     }[kind]
     choices = tuple(dict.fromkeys(n for n in names if n and not _UNSAYABLE & set(n)))
     return Slot(choices, optional=optional, lead=lead) if choices else None

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -97,6 +97,9 @@ class Thinker:
     """The last command run, with its ``| reason``."""
     thinking: bool = False
     """True while a turn is in progress (asking or running its command)."""
+    prepare: Callable[[], Awaitable[None]] | None = None
+    """Awaited when a turn starts, before the prompt is asked for (retrieval embeds the
+    situation); a failure is logged and the turn goes on."""
     observe: Callable[[int, int], None] | None = None
     """Told each prompt's length in characters and in the server's tokens (the token
     estimate that budgets the prompt's sections learns from it)."""
@@ -111,6 +114,11 @@ class Thinker:
     async def _turn(self, llm: Generator) -> Turn:
         self.turns += 1
         announced = False
+        if self.prepare is not None:
+            try:
+                await self.prepare()
+            except Exception as exc:  # only a better prompt is lost
+                log.warning("%s's turn was not prepared: %s", self.name, describe(exc))
 
         def prompt() -> str:
             nonlocal announced

@@ -87,7 +87,7 @@ def overwrite_note(ctx: CommandContext, call: Invocation) -> Result:
     help="Bring to mind what you know about some words: the best five of your knowledge, "
     "notes, skills and past experiences, with where each came from (no words: your latest note).",
     example="recall ledger",
-    args=(Arg("query", ArgKind.TEXT, optional=True),),
+    args=(Arg("query", ArgKind.MEMORY, optional=True),),
 )
 def recall(ctx: CommandContext, call: Invocation) -> Result:
     if not call.args:
@@ -103,8 +103,14 @@ def recall(ctx: CommandContext, call: Invocation) -> Result:
             f"Nothing you know mentions '{call.args}'.",
             "Try other words, or 'recall' alone for your latest note.",
         )
-    lines = [f"{text}  ({origin})" for text, origin in found]
+    lines = [f"{_snippet(text)}  ({origin})" for text, origin in found]
     return done(f"What you recall about '{call.args}':\n" + "\n".join(lines))
+
+
+def _snippet(text: str) -> str:
+    """A recalled line cut at a word within ``_SNIPPET`` characters (it becomes a memory)."""
+    text = " ".join(text.split())
+    return text if len(text) <= _SNIPPET else text[:_SNIPPET].rsplit(" ", 1)[0] + "..."
 
 
 @command(

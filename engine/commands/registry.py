@@ -45,6 +45,9 @@ class ArgKind(StrEnum):
     TITLE = "title"
     TOPIC = "topic"
     """A command or category name (help)."""
+    MEMORY = "memory"
+    """Words of something the caller knows (``recall``): any words for a person; for an
+    agent's grammar, the topics of what it knows (its notes' titles, its entries' tags)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 
 from engine.errors import LLMUnavailableError
+from engine.llm.embedding import bag_of_words
 from engine.llm.request import Generation, LLMRequest
 
 DEFAULT_SCRIPT = ("look", "say Hello.", "think What a quiet place.")
@@ -45,6 +46,8 @@ class ScriptedBackend:
         self.fail_first = fail_first
         self.prompts: list[str] = []
         self.requests: list[LLMRequest] = []
+        self.embedded: list[str] = []
+        """Every text ``embed`` was given."""
         self._next = 0
 
     @classmethod
@@ -77,6 +80,11 @@ class ScriptedBackend:
             latency=time.perf_counter() - started,
             done_reason="stop",
         )
+
+    async def embed(self, texts: list[str], model: str = "") -> list[list[float]]:
+        """A hashed bag of words per text (``engine.llm.embedding.bag_of_words``)."""
+        self.embedded.extend(texts)
+        return [bag_of_words(text) for text in texts]
 
     async def aclose(self) -> None:
         return None

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from engine.errors import LLMResponseError, LLMUnavailableError, UsageError
 from engine.llm.prefix_cache import cache_folder, lean_cache, load_states, save_states
 from engine.llm.request import Generation, LLMRequest
@@ -47,6 +49,9 @@ DEFAULT_REPEAT_PENALTY = 1.15
 """When the options give none. llama.cpp's own default (1.0) lets a small model loop on
 one word ("Ash, Ash, Ash"); Ollama's is 1.1."""
 _GRAMMARS_KEPT = 64
+FLASH_ATTENTION = True
+"""llama.cpp's flash attention: on two cores a prompt evaluates in 3.35 ms a token instead
+of 3.70, and a token decodes in 7.7 ms instead of 8.3 (SmolLM2-135M)."""
 KEPT_ROLES = frozenset({"actor", "warm"})
 """Calls whose evaluated prompts the prefix cache keeps: an agent's prompt comes back
 with the same beginning next turn; a summary's or a knowledge pass's never does, and
@@ -162,6 +167,8 @@ class LocalResult:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str | None
+    cached_tokens: int = 0
+    """Prompt tokens whose evaluated state was reused (from the context or the cache)."""
 
 
 class LocalModel:
@@ -204,10 +211,24 @@ class LocalModel:
         turn, which comes back with the same prefix); False for one-off prompts
         (summaries, knowledge passes), which would only push those states out."""
         with self.lock, _refusals(), self._cached(keep):
+            reused = self._reusable(prompt) if keep and self.prefix_cache else 0
             out = self._create(prompt, options, gbnf, stream=False)
         choice, usage = out["choices"][0], out["usage"]
         return LocalResult(str(choice["text"]), int(usage["prompt_tokens"]),
-                           int(usage["completion_tokens"]), choice.get("finish_reason"))  # fmt: skip
+                           int(usage["completion_tokens"]), choice.get("finish_reason"),
+                           reused)  # fmt: skip
+
+    def _reusable(self, prompt: str) -> int:
+        """The prompt tokens llama.cpp will not evaluate again: the longest beginning it
+        shares with the context's tokens or a cached state (the last token is always
+        evaluated again)."""
+        tokens = np.asarray(self._llama.tokenize(prompt.encode(), add_bos=True))
+        keys = [self._llama._input_ids]
+        cache: Any = self._llama.cache  # a LlamaRAMCache: its states are keyed by tokens
+        if cache is not None:
+            keys += list(cache.cache_state.keys())
+        best = max((_common_prefix(np.asarray(key), tokens) for key in keys), default=0)
+        return max(0, min(best, len(tokens) - 1))
 
     def _create(self, prompt: str, options: Mapping[str, Any], gbnf: str | None,
                 *, stream: bool) -> Any:  # fmt: skip
@@ -256,6 +277,12 @@ class LocalModel:
         return self._llama
 
 
+def _common_prefix(a: np.ndarray, b: np.ndarray) -> int:
+    n = min(len(a), len(b))
+    differ = np.flatnonzero(a[:n] != b[:n])
+    return int(differ[0]) if len(differ) else n
+
+
 def _sampling(options: Mapping[str, Any]) -> dict[str, Any]:
     """Ollama ``options`` as ``create_completion`` arguments."""
     limit = int(options.get("num_predict", 64))
@@ -300,7 +327,8 @@ def _load(path: Path, n_ctx: int, threads: int) -> Llama:
         raise LLMUnavailableError(f"the embedded model is not installed: {INSTALL_HINT}") from exc
     with _LOAD_LOCK, _without_extra_buffers(native):
         try:
-            return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
+            return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False,
+                         flash_attn=FLASH_ATTENTION)  # fmt: skip
         except (ValueError, RuntimeError) as exc:
             raise LLMUnavailableError(f"cannot load the embedded model {path}: {exc}") from exc
 
@@ -341,6 +369,8 @@ class LocalBackend:
         self.name, self.description = choice.name, choice.description
         self._models: dict[int, LocalModel] = {}
         self._models_lock = threading.Lock()
+        self._embedder: Any = None
+        """``local_serving.LocalEmbedder``, loaded by the first ``embed``."""
 
     def model(self, n_ctx: int = DEFAULT_CTX) -> LocalModel:
         """The model loaded with this context size (loaded on first use)."""
@@ -378,7 +408,24 @@ class LocalBackend:
             completion_tokens=result.completion_tokens,
             latency=time.perf_counter() - started,
             done_reason=result.finish_reason,
+            cached_tokens=result.cached_tokens,
         )
+
+    async def embed(self, texts: list[str], model: str = "") -> list[list[float]]:
+        """The embedded model's embeddings (mean-pooled, unit length), from a second
+        instance loaded in embedding mode on first use (it has its own lock)."""
+
+        def run() -> list[list[float]]:
+            from engine.llm.local_serving import LocalEmbedder
+
+            with self._models_lock:
+                if self._embedder is None:
+                    self._embedder = LocalEmbedder(self.path)
+                embedder = self._embedder
+            vectors: list[list[float]] = embedder.embed(texts)[0]
+            return vectors
+
+        return await asyncio.to_thread(run)
 
     async def aclose(self) -> None:
         """Save each model's newest prompt states for the next start, then let go."""

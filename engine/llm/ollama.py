@@ -54,6 +54,23 @@ class OllamaBackend(HttpBackend):
             done_reason=final.get("done_reason"),
         )
 
+    async def embed(self, texts: list[str], model: str) -> list[list[float]]:
+        """``POST /api/embed``: one vector per text (what retrieval compares)."""
+        with self.reaching():
+            response = await self._client.post(
+                "/api/embed", json={"model": model, "input": texts, "truncate": True}
+            )
+        check_status(response)
+        vectors = decode_object(response.text).get("embeddings")
+        if not isinstance(vectors, list) or len(vectors) != len(texts):
+            raise LLMResponseError(f"{self.base_url}/api/embed answered no vector per text")
+        try:
+            return [[float(x) for x in vector] for vector in vectors]
+        except (TypeError, ValueError) as exc:
+            raise LLMResponseError(
+                f"{self.base_url}/api/embed answered a vector of non-numbers"
+            ) from exc
+
     def body(self, request: LLMRequest, *, constrain: bool | None = None) -> dict[str, Any]:
         """The JSON sent to ``/api/generate`` (the prompt factory is called here);
         ``constrain`` (default: the request's) sends the command schema as ``format``."""

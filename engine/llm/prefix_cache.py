@@ -40,7 +40,8 @@ def cache_folder(model: Path, n_ctx: int) -> Path:
         size = 0
     from llama_cpp import __version__ as build
 
-    digest = hashlib.sha1(f"{model.resolve()}:{size}:{build}".encode()).hexdigest()[:12]
+    # flash attention lays the state out its own way: a state saved without it is not reused
+    digest = hashlib.sha1(f"{model.resolve()}:{size}:{build}:fa".encode()).hexdigest()[:12]
     return base / "mudsim" / "prefixes" / f"{model.stem}-{n_ctx}-{digest}"
 
 

@@ -71,6 +71,9 @@ class Generation:
     done_reason: str | None = None
     """Why the model stopped, as the backend said it: Ollama's ``done_reason``, an
     OpenAI server's (or llama.cpp's) ``finish_reason``: "stop", "length" ..."""
+    cached_tokens: int = 0
+    """Prompt tokens served from a cache instead of evaluated (the embedded model's
+    prefix cache says; other backends leave it 0)."""
 
     @property
     def truncated(self) -> bool:

@@ -22,9 +22,7 @@ It listens on 127.0.0.1 only, on a free port, in a background thread.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import threading
 import time
 from collections import Counter
@@ -32,6 +30,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from engine.llm.embedding import bag_of_words
 from engine.llm.model_facts import parse_parameter_size
 from engine.llm.ollama_server import (
     Completion,
@@ -240,13 +239,9 @@ class StubOllama(OllamaCompatibleServer):
 
 
 def fake_embedding(text: str) -> list[float]:
-    """A hashed bag of words, normalised: each word adds a fixed pseudo-random vector
-    (from its hash), so texts that share words point the same way."""
-    vector = [0.0] * EMBED_DIMENSIONS
-    for word in re.findall(r"\w+", text.lower()):
-        digest = hashlib.blake2b(word.encode(), digest_size=EMBED_DIMENSIONS).digest()
-        vector = [v + (byte - 127.5) / 127.5 for v, byte in zip(vector, digest, strict=True)]
-    return normalised(vector)
+    """A hashed bag of words, normalised (``engine.llm.embedding``): texts that share words
+    point the same way."""
+    return normalised(bag_of_words(text, EMBED_DIMENSIONS))
 
 
 def _size(text: str) -> int:

@@ -17,6 +17,9 @@ reading, the agent's role.
   e-folding time (a 4.9-day half-life; the seed calls it a half-life): 1.0 now, 0.37 a
   week ago, 0.14 two weeks ago, 0.01 a month ago. An item with no time counts as the
   clock's start.
+- **Semantic** (when an embedding model is configured): an item's relevance is the
+  higher of its keyword relevance and the cosine similarity of its embedding with the
+  situation's (``Index.set_vectors``, ``select(..., semantic=...)``).
 - **Combined** ``0.7 relevance + 0.3 recency`` (``0.4 / 0.6`` when the agent
   prioritizes recent things); BM25 over the same items (rank_bm25) breaks ties.
 - **Classes** (``classify``): proven facts, hypotheses and known gaps by their words
@@ -41,6 +44,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Final, Literal
 
 import numpy as np
@@ -110,9 +114,16 @@ def stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=8192)
+def _terms(text: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in _WORD.findall(text.casefold())
+                 if len(w) > 1 and w not in STOPWORDS)  # fmt: skip
+
+
 def terms(text: str) -> list[str]:
-    """The stems of ``text``'s words of two letters or more, stopwords left out."""
-    return [stem(w) for w in _WORD.findall(text.casefold()) if len(w) > 1 and w not in STOPWORDS]
+    """The stems of ``text``'s words of two letters or more, stopwords left out (cached:
+    a room's name and description come back every turn)."""
+    return list(_terms(text))
 
 
 def situation_keywords(*texts: str, limit: int = KEYWORDS_MAX) -> tuple[str, ...]:
@@ -161,9 +172,12 @@ class Chosen:
     recency: float
     score: float
     place: Place
+    semantic: float | None = None
+    """The cosine similarity with the situation, when the item had an embedding."""
 
     def scores(self) -> str:
-        return (f"rel {self.relevance:.2f}, rec {self.recency:.2f}, "
+        sem = f", sem {self.semantic:.2f}" if self.semantic is not None else ""
+        return (f"rel {self.relevance:.2f}{sem}, rec {self.recency:.2f}, "
                 f"score {self.score:.2f}, {self.place}")  # fmt: skip
 
 
@@ -235,9 +249,15 @@ def classify(text: str, entry_type: KnowledgeType | None, relevance: float) -> P
     return None
 
 
+LINE_CHARS: Final = 320
+"""An item's text as a line shows it, at most (a past summary can be long)."""
+
+
 def line(item: Item) -> str:
-    """An item as the prompt shows it."""
+    """An item as the prompt shows it (its text cut at a word past ``LINE_CHARS``)."""
     text = " ".join(item.text.split())
+    if len(text) > LINE_CHARS:
+        text = text[:LINE_CHARS].rsplit(" ", 1)[0] + "…"
     if item.kind == "note":
         return f"- {item.topic}: {text}" if item.topic else f"- {text}"
     if item.kind == "past" and item.sim:
@@ -288,6 +308,38 @@ class Index:
         self._days = np.array([clock_days(i.sim) or 0.0 for i in self.items], dtype=float)
         self._undated = np.array([clock_days(i.sim) is None for i in self.items], dtype=bool)
         self._bm25: BM25Okapi | None = None
+        self._vectors: np.ndarray | None = None
+        self._embedded = np.zeros(len(self.items), dtype=bool)
+
+    def set_vectors(self, vectors: Sequence[Sequence[float] | None]) -> None:
+        """Each item's embedding (None: not embedded yet), in the items' order."""
+        known = [v for v in vectors if v is not None]
+        if not known:
+            return
+        matrix = np.zeros((len(self.items), len(known[0])))
+        for position, vector in enumerate(vectors):
+            if vector is not None and len(vector) == matrix.shape[1]:
+                matrix[position] = vector
+                self._embedded[position] = True
+        norms = np.linalg.norm(matrix, axis=1)
+        self._vectors = matrix / np.where(norms > 0, norms, 1.0)[:, None]
+
+    @property
+    def embedded(self) -> int:
+        """How many items have an embedding."""
+        return int(self._embedded.sum())
+
+    def similarities(self, vector: Sequence[float] | None) -> np.ndarray | None:
+        """Each item's cosine similarity with ``vector`` (NaN where it has no embedding);
+        None when there is nothing to compare."""
+        if vector is None or self._vectors is None or len(vector) != self._vectors.shape[1]:
+            return None
+        query = np.asarray(vector, dtype=float)
+        norm = np.linalg.norm(query)
+        if norm == 0:
+            return None
+        scores = self._vectors @ (query / norm)
+        return np.where(self._embedded, np.clip(scores, 0.0, 1.0), np.nan)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -335,15 +387,17 @@ class Index:
         exclude: Iterable[str] = (),
         places: Iterable[Place] = ("fact", "hypothesis", "gap", "recent", "note", "past"),
         caps: Mapping[Place, int] | None = None,
+        semantic: Sequence[float] | None = None,
     ) -> Selection:
         """The items to show for ``query`` within ``budget_tokens`` (see the module).
         ``exclude``: item keys already shown elsewhere; ``places``: where items may go;
         ``caps``: the most tokens of the budget a place may take (an item past its
-        place's cap is passed over, the next may still fit)."""
+        place's cap is passed over, the next may still fit); ``semantic``: the
+        situation's embedding."""
         if not self.items or budget_tokens <= 0:
             return Selection()
         wanted, skip = set(places), set(exclude)
-        rel = self.relevances(query)
+        rel, sem = self._hybrid(query, semantic)
         rec = self.recencies(query.now, start)
         weight = 0.4 if query.prioritize_recent else 0.7
         score = weight * rel + (1.0 - weight) * rec
@@ -384,8 +438,19 @@ class Index:
                 opened.add(SUMMARY_HEADING)
             texts.append(text)
             chosen.append(Chosen(item, float(rel[position]), float(rec[position]),
-                                 float(score[position]), place))  # fmt: skip
+                                 float(score[position]), place, _maybe(sem, position)))  # fmt: skip
         return Selection(chosen=chosen, tokens=used)
+
+    def _hybrid(
+        self, query: Query, semantic: Sequence[float] | None
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Relevance, raised to the semantic similarity where that is higher; and the
+        similarities (None without embeddings)."""
+        rel = self.relevances(query)
+        sem = self.similarities(semantic)
+        if sem is not None:
+            rel = np.fmax(rel, sem)  # fmax: a NaN (no embedding) leaves the keyword score
+        return rel, sem
 
     def best(self, query: Query, limit: int, *, start: str | None = None) -> list[Chosen]:
         """The ``limit`` best items for ``query`` among those that hold any of its words
@@ -418,6 +483,12 @@ class Index:
         return found
 
 
+def _maybe(values: np.ndarray | None, position: int) -> float | None:
+    if values is None or math.isnan(values[position]):
+        return None
+    return float(values[position])
+
+
 def _place(item: Item, relevance: float, today: float) -> Place | None:
     if item.kind == "note":
         return "note" if relevance > 0 else None
@@ -447,6 +518,8 @@ def related_agents(
     wanted = set(kinds)
     best: dict[str, float] = {}
     for name, index in others.items():
+        if not index.items:
+            continue
         positions = [p for p in index.matching(query) if index.items[p].kind in wanted]
         top = max((relevance(index.counts[p], index.items[p], query) for p in positions),
                   default=0.0)  # fmt: skip

@@ -167,8 +167,9 @@ def command_grammar(sim: Simulation, character: Character) -> CommandGrammar:
     commands = tuple(sim.registry.allowed(character.role))
     recent = recent_commands(sim, character, NOTE_REST)
     rest = set(NOT_FOR_AGENTS)
-    if not len(sim.recollection.index(character)):
-        rest.add("recall")  # nothing to recall yet: it could only fail
+    memories = sim.recollection.topics(character)
+    if not memories:
+        rest.add("recall")  # nothing it could name to recall yet: it could only fail
     if not sim.dreams.can_dream(sim.minds[character.id]):
         rest.add("dream")  # it dreamt lately, or is dreaming
     if any(key.split(" ", 1)[0] == "note" for key in recent):
@@ -182,6 +183,7 @@ def command_grammar(sim: Simulation, character: Character) -> CommandGrammar:
         avoid=frozenset(recent[-RECENT_COMMANDS:]),
         rest=frozenset(rest),
         title_words=situation_words([*people, room.name, *things, *room.exits, room.description]),
+        memories=memories,
     )
     return _grammar(commands, view)
 

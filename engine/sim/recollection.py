@@ -14,19 +14,20 @@ knowledge pass of that agent is in flight (its commit would overwrite them).
 
 from __future__ import annotations
 
+import logging
+import os
 from collections import defaultdict
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from engine.errors import VaultError
+from engine.errors import LLMError, VaultError
+from engine.llm.embedding import Embedder
 from engine.memory.handbook import sections, skill_front_matter, skill_keywords
 from engine.memory.knowledge import Entry
 from engine.memory.retrieval import (
     Chosen,
     Index,
     Item,
-    Place,
     Query,
     Selection,
     related_agents,
@@ -42,12 +43,22 @@ from engine.world.world import World
 if TYPE_CHECKING:
     from engine.sim.simulation import Simulation
 
+_log = logging.getLogger("mudsim")
+
 FLUSH_EVERY: Final = 100
 """Accesses of one agent's entries kept in memory before they are written to its bank."""
 NOTE_CHARS: Final = 300
 """A note's text as the prompt shows it (its newest part), at most."""
 SAID_TO_ME: Final = 3
 OWN_COMMANDS: Final = 3
+SCANNED: Final = 200
+"""The newest memories searched for what was said and done (a backlog can be long)."""
+TOPICS: Final = 16
+"""What an agent's grammar offers ``recall`` at most."""
+RECHECK_EVERY: Final = 8
+"""Sections built between two looks at another agent's bank (for "related agents")."""
+EMBED_BATCH: Final = 64
+"""Items embedded before one turn at most (the rest before the next ones)."""
 EMBEDDED_TOKENS: Final = 400
 OTHER_TOKENS: Final = 2_000
 
@@ -57,6 +68,16 @@ class Recollection:
         self.sim = sim
         self._indexes: dict[str, tuple[tuple[object, ...], Index]] = {}
         self._entries: dict[str, tuple[tuple[object, ...], Index]] = {}
+        self._files: dict[str, tuple[str, str, str, str]] = {}
+        self._built = 0
+        """Sections built so far (another agent's bank is looked at every few)."""
+        self._checked: dict[str, int] = {}
+        self.embedder: Embedder | None = None
+        """The embedding model (the ``embedder`` profile's), set when the LLM is chosen."""
+        self._vectors: dict[str, list[float]] = {}
+        """Item text -> its embedding."""
+        self._situations: dict[str, list[float]] = {}
+        """Character id -> the embedding of its situation at its last turn."""
         self._accesses: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)
         """Character id -> entry id -> (accesses not yet written, the last one's time)."""
         self._pending: dict[str, int] = defaultdict(int)
@@ -70,39 +91,47 @@ class Recollection:
         if cached is not None and cached[0] == version:
             return cached[1]
         index = Index(self.items(character))
+        self._attach(index)
         self._indexes[character.id] = (version, index)
         return index
 
     def _entries_index(self, character: Character) -> Index:
         """Another agent's bank entries, indexed, for "related agents" (checked by the
-        bank file's stamp alone, one ``stat`` an agent a turn). A bank that does not read
+        bank file's stamp alone: one ``stat`` an agent a turn). A bank that does not read
         costs its agent its part in it, never this agent's turn."""
-        path = self.sim.vault.agent_dir(character.folder) / "knowledge" / "long-term-memory.json"
-        version = (_stamp(path), character.occupation)
         cached = self._entries.get(character.id)
+        if cached is not None and self._built - self._checked.get(character.id, 0) < RECHECK_EVERY:
+            return cached[1]  # looked at lately: their bank changes once a pass at most
+        self._checked[character.id] = self._built
+        bank_path = self._paths(character)[0]
+        version = (_stamp(bank_path), character.occupation)
         if cached is not None and cached[0] == version:
             return cached[1]
         try:
-            bank = KnowledgeStore(path.parent).load()
+            bank = KnowledgeStore(Path(bank_path).parent).load()
         except VaultError:
             bank = []
         index = Index([_entry_item(e, character) for e in bank])
         self._entries[character.id] = (version, index)
         return index
 
+    def _paths(self, character: Character) -> tuple[str, str, str, str]:
+        """The files whose stamps say an agent's items changed: its bank, its summaries'
+        folder, its skills' folder, its handbook's record (as strings, made once)."""
+        found = self._files.get(character.id)
+        if found is None:
+            agent = self.sim.vault.agent_dir(character.folder)
+            found = self._files[character.id] = (
+                str(agent / "knowledge" / "long-term-memory.json"), str(agent / "summaries"),
+                str(agent / "handbook" / "skills"), str(agent / "handbook" / "handbook.json"),
+            )  # fmt: skip
+        return found
+
     def _version(self, character: Character) -> tuple[object, ...]:
-        agent = self.sim.vault.agent_dir(character.folder)
         notes = tuple(
             (n.title, n.updated, n.sim) for n in self.sim.vault.notes(character.folder).all()
         )
-        return (
-            _stamp(agent / "knowledge" / "long-term-memory.json"),
-            _stamp(agent / "summaries"),
-            _stamp(agent / "handbook" / "skills"),
-            _stamp(agent / "handbook" / "handbook.json"),
-            notes,
-            character.occupation,
-        )
+        return (*map(_stamp, self._paths(character)), notes, character.occupation)
 
     def items(self, character: Character) -> list[Item]:
         return gather_items(self.sim.vault, self.sim.world, character)
@@ -118,8 +147,7 @@ class Recollection:
             keywords = situation_keywords(*situation_texts(self.sim, character))
         return Query(keywords, _hour(now), character.occupation, character.prioritize_recent)
 
-    def select(self, character: Character, budget: int, *,
-               places: Sequence[Place] | None = None) -> Selection:  # fmt: skip
+    def select(self, character: Character, budget: int) -> Selection:
         """What ``character`` brings to mind now, within ``budget`` tokens."""
         query = self.query(character)
         start = format_reading(self.sim.world.clock.start)
@@ -128,7 +156,7 @@ class Recollection:
         notes = profile.notes_tokens if profile is not None else 0
         selection = self.index(character).select(
             query, budget, tokens=rate.tokens, start=start, caps={"note": notes} if notes else None,
-            **({"places": places} if places is not None else {}),
+            semantic=self._situations.get(character.id),
         )  # fmt: skip
         others = {c.name: self._entries_index(c) for c in self._other_agents(character)}
         selection.related_agents.extend(related_agents(query, others))
@@ -142,6 +170,7 @@ class Recollection:
         budget = self.budget()
         if budget <= 0:
             return []
+        self._built += 1
         selection = self.select(character, budget)
         if count:
             self._accessed(character, selection.chosen)
@@ -162,6 +191,46 @@ class Recollection:
         index = self.index(character)
         start = format_reading(self.sim.world.clock.start)
         return index.best(query, limit, start=start)
+
+    # -- embeddings ------------------------------------------------------------------------
+
+    async def prepare(self, character: Character) -> None:
+        """Before ``character``'s turn, with an embedding model: embed its items that have
+        no vector yet (``EMBED_BATCH`` a turn at most) and its situation, so the turn's
+        prompt can add semantic similarity. A failed call is logged and only costs the
+        semantic score."""
+        if self.embedder is None:
+            return
+        index = self.index(character)
+        missing = list(dict.fromkeys(i.text for i in index.items if i.text not in self._vectors))
+        situation = " ".join(self.query(character).keywords)
+        try:
+            if missing[:EMBED_BATCH]:
+                batch = missing[:EMBED_BATCH]
+                for text, vector in zip(batch, await self.embedder.embed(batch), strict=True):
+                    self._vectors[text] = vector
+            if situation:
+                (self._situations[character.id],) = await self.embedder.embed([situation])
+        except (LLMError, ValueError) as exc:
+            _log.warning("no embeddings for %s's turn: %s", character.name, exc)
+            return
+        self._attach(index)
+
+    def _attach(self, index: Index) -> None:
+        """Give ``index`` the vectors known for its items (when there are new ones)."""
+        known = [self._vectors.get(i.text) for i in index.items]
+        if sum(v is not None for v in known) > index.embedded:
+            index.set_vectors(known)
+
+    def topics(self, character: Character, limit: int = TOPICS) -> tuple[str, ...]:
+        """What ``character`` can ``recall`` by name (its grammar offers these): its
+        notes' titles, its entries' first tags and its skills' names, the most recent
+        first, at most ``limit``."""
+        items = sorted(self.index(character).items, key=lambda i: i.sim or "", reverse=True)
+        found = dict.fromkeys(
+            i.topic.strip() for i in items if i.kind != "past" and i.topic.strip()
+        )
+        return tuple(found)[:limit]
 
     def _other_agents(self, character: Character) -> list[Character]:
         return [c for c in self.sim.world.characters.values()
@@ -208,7 +277,8 @@ def situation_texts(sim: Simulation, character: Character) -> list[str]:
     things = [t.name for t in sim.world.things_in(room.id)]
     said: list[str] = []
     commands: list[str] = []
-    for memory in reversed(sim.minds[character.id].tail):
+    tail = sim.minds[character.id].tail
+    for memory in reversed(tail[-SCANNED:]):
         if memory.speaker and memory.speaker != character.name and len(said) < SAID_TO_ME:
             said.append(memory.text)
         if memory.command and len(commands) < OWN_COMMANDS:
@@ -230,9 +300,9 @@ def _hour(reading: str) -> str:
     return reading[:13] + ":00" if len(reading) >= 16 and reading[13] == ":" else reading
 
 
-def _stamp(path: Path) -> tuple[int, int]:
+def _stamp(path: str) -> tuple[int, int]:
     try:
-        info = path.stat()
+        info = os.stat(path)
     except OSError:
         return (0, 0)
     return (info.st_mtime_ns, info.st_size)

@@ -23,6 +23,7 @@ from typing import TextIO
 
 from engine.agents.reply import RECENT_COMMANDS
 from engine.agents.thinker import Thinker, Turn
+from engine.config import embedder_model
 from engine.llm.connect import (
     build_dispatcher,
     check_endpoints,
@@ -31,6 +32,7 @@ from engine.llm.connect import (
     settle_default,
 )
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
+from engine.llm.embedding import choose_embedder
 from engine.llm.local import MODEL_NAME as LOCAL_MODEL
 from engine.llm.metrics import seconds
 from engine.sim.do import summarizer_models
@@ -90,6 +92,7 @@ def make_thinkers(
             last_key=recent[-1] if recent else None,
             recent_keys=recent,
             observe=sim.token_rate.observe,
+            prepare=lambda c=character: sim.recollection.prepare(c),  # type: ignore[misc]
         )
     return thinkers
 
@@ -124,6 +127,9 @@ async def connect(
     if choice.local:  # its prefix cache keeps an agent's prompt evaluated after a compaction
         sim.compactor.warm = sim.warm_prompt
     sim.embedded = choice.local  # its handbook is written by rules, its retrieval smaller
+    sim.recollection.embedder = choose_embedder(
+        [e.backend for e in dispatcher.endpoints], embedder_model(sim.settings)
+    )
     if sim.knowledge.handbook is not None:
         sim.knowledge.handbook.embedded = choice.local
     return dispatcher, models

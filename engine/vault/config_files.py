@@ -28,7 +28,9 @@ Which servers the agents think with, and the options each kind of call uses.
   `--llm`, else `MUDSIM_LLM_URL`, else `http://localhost:11434`, else the embedded
   model if it is installed.
 - `profiles`: per role (`actor` takes turns, `summarizer` compacts memories,
-  `consolidator` builds the knowledge bank), a `model` and Ollama `options`.
+  `consolidator` builds the knowledge bank, its handbook and dreams), a `model` and Ollama
+  `options`. An `embedder` profile with a `model` (`nomic-embed-text`) turns on
+  semantic retrieval: what an agent brings to mind is also compared by embeddings.
   `num_ctx` is fixed per profile (changing it reloads the model). Summaries stop on a
   blank line, never on a single newline.
 - `knowledge_tokens` (actor only): the most tokens a turn's prompt gives what the agent

@@ -250,3 +250,32 @@ def test_any_items_any_budget_never_exceeded_and_scores_in_range(
         assert math.isclose(chosen.score, combined(chosen.relevance, chosen.recency, recent_first))
     keys = [c.item.key for c in selection.chosen]
     assert len(keys) == len(set(keys))
+
+
+def test_a_semantic_match_counts_where_no_keyword_does() -> None:
+    old = "2026-01-01T08:00"  # a month ago: not a recent finding
+    index = Index([
+        entry("light", "The oil for the light is kept in the cellar.", sim=old),
+        entry("roses", "Roses climb the garden wall.", sim=old),
+    ])  # fmt: skip
+    query = Query(keywords=("lamp",), now=NOW)
+    assert [c.item.key for c in index.select(query, 400).chosen] == []  # no keyword matches
+    index.set_vectors([[1.0, 0.0], [0.0, 1.0]])
+    chosen = index.select(query, 400, semantic=[0.95, 0.05]).chosen
+    assert [(c.item.key, c.place) for c in chosen] == [("light", "fact")]
+    assert chosen[0].semantic == pytest.approx(0.998, abs=1e-3)
+    assert "sem 1.00" in chosen[0].scores()
+    assert index.embedded == 2
+
+
+def test_items_without_a_vector_keep_their_keyword_score() -> None:
+    index = Index([entry("a", "The lamp is lit at dusk by Pat."),
+                   entry("b", "A second lamp hangs in the cellar, unused.")])  # fmt: skip
+    index.set_vectors([[1.0, 0.0], None])
+    chosen = {
+        c.item.key: c for c in index.select(Query(("lamp",), NOW), 400, semantic=[0, 1]).chosen
+    }
+    assert chosen["a"].semantic == 0.0
+    assert chosen["a"].relevance == pytest.approx(0.3)
+    assert chosen["b"].semantic is None
+    assert chosen["b"].relevance == pytest.approx(0.3)

@@ -150,3 +150,64 @@ def test_recall_over_unicode_text(sim: Simulation) -> None:
     assert "- Колодец: Вода в колодце холодная и чистая.  (note 'Колодец')" in found.text
     assert "café" not in found.text
     assert "(note 'Café')" in run(sim, "Ada", "recall puits").text
+
+
+def test_an_agents_grammar_offers_recall_by_what_it_knows(sim: Simulation) -> None:
+    from engine.sim.prompting import command_grammar
+
+    ada = sim.character("Ada")
+    assert "recall" not in command_grammar(sim, ada).verbs  # nothing it could name yet
+    run(sim, "Ada", "note Well -> The yard well runs dry in August.")
+    _bank(sim, "Ada", [entry(1, "The hall's lamp smokes when the wick is long.", ["lamp"])])
+    (shape,) = [s for s in command_grammar(sim, ada).shapes if s.verb == "recall"]
+    (slot,) = shape.slots
+    assert slot.choices is not None
+    assert set(slot.choices) == {"Well", "lamp"}
+
+
+class LightEmbedder:
+    """An embedding model that knows one thing: a lamp gives light."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    async def embed(self, texts: list[str], model: str) -> list[list[float]]:
+        self.texts += texts
+        return [[1.0, 0.0] if ("lamp" in t or "light" in t) else [0.0, 1.0] for t in texts]
+
+
+async def test_with_an_embedding_model_a_semantic_match_comes_to_mind(sim: Simulation) -> None:
+    from engine.llm.embedding import Embedder
+    from engine.sim.prompting import build_prompt as prompt_of
+
+    old = "2025-06-01T08:00"  # long ago: not a recent finding
+    _bank(sim, "Ada", [entry(1, "Spare oil for the light is kept in the cellar.", ["oil"], old),
+                       entry(2, "Roses climb the garden wall.", ["roses"], old)])  # fmt: skip
+    ada = sim.character("Ada")
+    assert "Spare oil" not in _section(prompt_of(sim, ada))  # no keyword of the hall in it
+    embedder = LightEmbedder()
+    sim.recollection.embedder = Embedder(embedder, "tiny")
+    await sim.recollection.prepare(ada)  # the hall has a brass lamp: the situation is lit
+    assert "Spare oil for the light is kept in the cellar." in embedder.texts
+    section = _section(prompt_of(sim, ada))
+    assert "- Spare oil for the light is kept in the cellar." in section
+    assert "Roses" not in section
+    assert ", sem 1.00," in _section(prompt_of(sim, ada, scores=True))
+    await sim.recollection.prepare(ada)
+    assert embedder.texts.count("Spare oil for the light is kept in the cellar.") == 1  # kept
+
+
+async def test_an_embedding_model_that_fails_costs_only_the_semantic_score(
+    sim: Simulation, caplog: object
+) -> None:
+    from engine.errors import LLMUnavailableError
+    from engine.llm.embedding import Embedder
+
+    class Down:
+        async def embed(self, texts: list[str], model: str) -> list[list[float]]:
+            raise LLMUnavailableError("the embedding server is down")
+
+    _bank(sim, "Ada", [entry(1, "The hall's lamp smokes when the wick is long.", ["hall"])])
+    sim.recollection.embedder = Embedder(Down(), "tiny")
+    await sim.recollection.prepare(sim.character("Ada"))
+    assert "- The hall's lamp smokes" in _section(build_prompt(sim, sim.character("Ada")))

@@ -313,3 +313,26 @@ async def test_the_handbook_tab_shows_memory_summary_after_a_pass(
         await pilot.press("q")
     await close_app(app)
     app.sim.close()
+
+
+async def test_the_prompt_view_shows_what_the_agent_brings_to_mind_with_scores(
+    tmp_path: Path, stub: StubOllama
+) -> None:
+    app = await _app(tmp_path, stub, turns=1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _until(lambda: all(n == 1 for n in app.scheduler.turns_taken.values()), pilot)
+        eliza = app.sim.character("Eliza")
+        app.sim.execute(eliza, "note Roses -> The garden roses want water at dusk.")
+        await pilot.press("p")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, PromptScreen)
+        sent = [b["prompt"] for b in stub.requests if b["prompt"].endswith("~Eliza>")]
+        exact, scored = screen.prompt.split("\n\nWhat it brings to mind now", 1)
+        assert exact == sent[-1]  # the exact prompt first, untouched
+        assert "- Roses: The garden roses want water at dusk.  [rel " in scored
+        assert ", note]" in scored
+        await pilot.press("escape")
+        await pilot.press("q")
+    await close_app(app)
+    app.sim.close()
