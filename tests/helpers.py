@@ -67,6 +67,18 @@ def run(sim: Simulation, who: str, line: str) -> Result:
     return sim.execute(sim.character(who), line)
 
 
+def set_actor(sim: Simulation, **update: object) -> None:
+    """Change the actor profile's settings (``knowledge_tokens=0``, ``options={...}``), as
+    an edit of ``config/llm.md`` would before a run."""
+    llm = sim.settings.llm
+    actor = llm.profiles["actor"].model_copy(update=update)
+    profiles = {**llm.profiles, "actor": actor}
+    sim.settings = sim.settings.model_copy(
+        update={"llm": llm.model_copy(update={"profiles": profiles})}
+    )
+    sim.actor_options = sim.settings.llm.options_for("actor")
+
+
 def memories(sim: Simulation, who: str) -> list[str]:
     """The texts of everything ``who`` remembers, oldest first."""
     return [m.text for m in sim.minds[sim.character(who).id].tail]

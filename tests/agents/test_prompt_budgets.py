@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from helpers import run
+from helpers import run, set_actor
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,15 +29,6 @@ def test_newest_part_is_never_longer_than_its_budget(text: str, chars: int) -> N
     assert text.endswith(part)
 
 
-def _actor(sim: Simulation, **update: object) -> None:
-    llm = sim.settings.llm
-    actor = llm.profiles["actor"].model_copy(update=update)
-    profiles = {**llm.profiles, "actor": actor}
-    sim.settings = sim.settings.model_copy(
-        update={"llm": llm.model_copy(update={"profiles": profiles})}
-    )
-
-
 def test_notes_take_at_most_notes_tokens_of_the_knowledge_budget(sim: Simulation) -> None:
     things = ["The hall floor is cold stone and always damp.",
               "A brass lamp hangs by the hall stair, never lit.",
@@ -47,15 +38,15 @@ def test_notes_take_at_most_notes_tokens_of_the_knowledge_budget(sim: Simulation
               "Muddy boots wait by the hall door every evening."]  # fmt: skip
     for n, thing in enumerate(things):
         run(sim, "Ada", f"note Hall {n} -> {thing}")
-    _actor(sim, notes_tokens=40, knowledge_tokens=1_000)
+    set_actor(sim, notes_tokens=40, knowledge_tokens=1_000)
     prompt = build_prompt(sim, sim.character("Ada"))
     notes = prompt.split("## Relevant private notes\n")[1].split("\nYou are Ada in")[0]
     lines = [line for line in notes.splitlines() if line.startswith("- Hall")]
     assert 0 < len(lines) < 6
     assert sum(len(line) for line in lines) <= 40 * 4 + 60  # the estimate, plus its heading
-    _actor(sim, notes_tokens=0, knowledge_tokens=1_000)
+    set_actor(sim, notes_tokens=0, knowledge_tokens=1_000)
     assert build_prompt(sim, sim.character("Ada")).count("- Hall") == 6
-    _actor(sim, knowledge_tokens=0)
+    set_actor(sim, knowledge_tokens=0)
     assert "## Relevant private notes" not in build_prompt(sim, sim.character("Ada"))
 
 

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import run
+from helpers import run, set_actor
 
 from engine.errors import LLMUnavailableError
 from engine.llm.request import Generation, LLMRequest, Priority
@@ -265,11 +265,7 @@ async def test_handbook_tokens_zero_leaves_it_out_and_a_small_budget_cuts_it(
     )
     budgets = {}
     for tokens in (0, 20, 300):
-        llm = sim.settings.llm
-        actor = llm.profiles["actor"].model_copy(update={"handbook_tokens": tokens})
-        sim.settings = sim.settings.model_copy(
-            update={"llm": llm.model_copy(update={"profiles": {**llm.profiles, "actor": actor}})}
-        )
+        set_actor(sim, handbook_tokens=tokens)
         budgets[tokens] = _section(build_prompt(sim, sim.character("Ada")))
     assert budgets[0] == ""
     assert len(budgets[20]) <= 20 * 3.5
@@ -285,14 +281,7 @@ async def test_the_prompt_with_the_handbook_still_fits_num_ctx(
     await _pass(sim)
     for index in range(300):
         run(sim, "Ada", f"think A long thought number {index} " + "about wells " * 20)
-    llm = sim.settings.llm
-    actor = llm.profiles["actor"].model_copy(
-        update={"options": {**llm.profiles["actor"].options, "num_ctx": 1024}}
-    )
-    sim.settings = sim.settings.model_copy(
-        update={"llm": llm.model_copy(update={"profiles": {**llm.profiles, "actor": actor}})}
-    )
-    sim.actor_options = sim.settings.llm.options_for("actor")
+    set_actor(sim, options={**sim.settings.llm.profiles["actor"].options, "num_ctx": 1024})
     prompt = build_prompt(sim, sim.character("Ada"))
     assert "## Handbook" in prompt
     assert estimate_tokens(prompt) <= 1024

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from helpers import run
+from helpers import run, set_actor
 
 from engine.agents.prompt import char_budget
 from engine.memory.knowledge import Entry, Source, Stamp
@@ -26,15 +26,6 @@ def entry(number: int, text: str, tags: list[str], sim: str = "2026-01-01T08:00"
 
 def _bank(sim: Simulation, who: str, entries: list[Entry]) -> None:
     sim.knowledge.store(sim.minds[sim.character(who).id]).save(entries)
-
-
-def _budget(sim: Simulation, tokens: int) -> None:
-    llm = sim.settings.llm
-    actor = llm.profiles["actor"].model_copy(update={"knowledge_tokens": tokens})
-    profiles = {**llm.profiles, "actor": actor}
-    sim.settings = sim.settings.model_copy(
-        update={"llm": llm.model_copy(update={"profiles": profiles})}
-    )
 
 
 def _section(prompt: str) -> str:
@@ -57,12 +48,12 @@ def test_a_fact_about_the_room_is_seen_and_unrelated_entries_are_not(sim: Simula
     entries = [entry(n, text, ["town"]) for n, text in enumerate(UNRELATED, 1)]
     entries.append(entry(99, "The hall's stone floor is slippery after the rain.", ["hall"]))
     _bank(sim, "Ada", entries)
-    _budget(sim, 40)  # room for about two lines
+    set_actor(sim, knowledge_tokens=40)  # room for about two lines
     section = _section(build_prompt(sim, sim.character("Ada")))  # Ada stands in The Hall
     assert "- The hall's stone floor is slippery after the rain." in section
     for text in UNRELATED:
         assert text not in section
-    _budget(sim, 0)
+    set_actor(sim, knowledge_tokens=0)
     assert "slippery" not in build_prompt(sim, sim.character("Ada"))
 
 
@@ -130,16 +121,15 @@ def test_the_prompt_with_the_section_still_fits_num_ctx(sim: Simulation) -> None
                        for n in range(1, 200)])  # fmt: skip
     for index in range(200):
         run(sim, "Ada", f"think A long thought number {index} " + "about the hall " * 15)
-    llm = sim.settings.llm
-    options = {**llm.profiles["actor"].options, "num_ctx": 1024}
-    actor = llm.profiles["actor"].model_copy(update={"options": options, "knowledge_tokens": 2000})
-    sim.settings = sim.settings.model_copy(
-        update={"llm": llm.model_copy(update={"profiles": {**llm.profiles, "actor": actor}})}
-    )
-    sim.actor_options = sim.settings.llm.options_for("actor")
+    options = {**sim.settings.llm.profiles["actor"].options, "num_ctx": 1024}
+    set_actor(sim, options=options, knowledge_tokens=2000)  # more than the whole context
     prompt = build_prompt(sim, sim.character("Ada"))
     assert len(prompt) <= char_budget(1024, int(sim.actor_options.get("num_predict", 0)))
-    assert "## Prior Knowledge Summary" in prompt or "(" in prompt
+    assert prompt.endswith("Exits: north, stair, down   Also here: Pat, Pip\n~Ada>")
+    lines = prompt.splitlines()
+    for at, text in enumerate(lines):  # a heading whose lines were cut went with them
+        if text.startswith(("### Proven", "### Working", "### Known", "### Recent", "## Relevant")):
+            assert lines[at + 1].startswith("- "), text
 
 
 def test_recall_over_unicode_text(sim: Simulation) -> None:
