@@ -11,7 +11,6 @@ one-line usage errors out of it would mean leaning on private API.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import os
 import sys
@@ -151,10 +150,9 @@ def _positive(text: str) -> int:
 
 
 def _version() -> str:
-    try:
-        return importlib.metadata.version("mudsim")
-    except importlib.metadata.PackageNotFoundError:  # run from a checkout, not installed
-        return "(not installed)"
+    from engine import version
+
+    return version()
 
 
 AGENT_OPTIONS = ("llm", "model", "turns", "seed")

@@ -26,6 +26,10 @@ class EndpointConfig(_Settings):
     model: str | None = None
     slots: int = Field(default=1, ge=1)
     """Requests this server runs at once (Ollama's OLLAMA_NUM_PARALLEL)."""
+    price_in: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    """Money per million prompt tokens (``mudsim cost`` turns tokens into money)."""
+    price_out: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    """Money per million completion tokens."""
 
 
 _OPTION_TYPES: dict[str, tuple[type, ...]] = {
@@ -144,11 +148,22 @@ class LimitsConfig(_Settings):
     """A note that would grow past this (UTF-8 bytes) is refused."""
 
 
+class RecordConfig(_Settings):
+    record: bool = True
+    """Keep every run's record in ``vault/runs/`` (calls, events, draws, its start and end)."""
+    record_prompts: bool = True
+    """Keep the prompts' text in the calls tape (False: metadata only; no exact replay
+    check of prompts)."""
+    training: bool = True
+    """Capture each agent turn as a training pair (``@training-toggle`` for this run)."""
+
+
 class Settings(_Settings):
     llm: LLMConfig = LLMConfig()
     memory_compaction: MemoryCompactionConfig = MemoryCompactionConfig()
     ai_defaults: AIDefaultsConfig = AIDefaultsConfig()
     limits: LimitsConfig = LimitsConfig()
+    record: RecordConfig = RecordConfig()
 
 
 def embedder_model(settings: Settings) -> str | None:

@@ -55,6 +55,10 @@ class LLMError(MudsimError):
     exit_code = 3
     started = False
     """True when it failed after the reply had begun to stream (never retried elsewhere)."""
+    endpoint = ""
+    """Which endpoint the last attempt went to (the dispatcher sets it)."""
+    retries = 0
+    """Attempts before the last (the dispatcher sets it)."""
 
 
 class LLMUnavailableError(LLMError):

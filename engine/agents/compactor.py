@@ -359,7 +359,8 @@ class Compactor:
         else:
             name = worker.mind.character.name
             prompt = merge_prompt(name, longterm.text, recent.text)
-            text = await self._ask(worker, prompt, step, "merge into the long-term summary")
+            text = await self._ask(worker, prompt, step, "merge into the long-term summary",
+                                   purpose="merge")  # fmt: skip
             method = "llm"
         pending.merged = (recent.covers_to, text, method)
         return text, method
@@ -372,9 +373,12 @@ class Compactor:
         if step.rejections >= MAX_REJECTIONS:
             return extractive_summary(memories, summary_budget(self.options)), "extractive"
         prompt = chunk_prompt(worker.mind.character.name, memories)
-        return await self._ask(worker, prompt, step, f"summary of #{start}-#{end - 1}"), "llm"
+        what = f"summary of #{start}-#{end - 1}"
+        return await self._ask(worker, prompt, step, what, purpose="summary"), "llm"
 
-    async def _ask(self, worker: _Worker, prompt: str, step: _Step, what: str) -> str:
+    async def _ask(
+        self, worker: _Worker, prompt: str, step: _Step, what: str, *, purpose: str
+    ) -> str:
         assert self.llm is not None
         mind = worker.mind
         request = LLMRequest(
@@ -383,6 +387,7 @@ class Compactor:
             options=self.options,
             agent=mind.character.name,
             role="summarizer",
+            purpose=purpose,
             priority=Priority.SUMMARY,
             constraint=summary_constraint,
             constrain=self.constrain,

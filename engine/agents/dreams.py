@@ -119,7 +119,7 @@ class Dreams:
         assert self.llm is not None
         request = LLMRequest(
             prompt=lambda: prompt, model=self.models.get(mind.character.id, ""),
-            options=self.options, agent=mind.character.name, role="dream",
+            options=self.options, agent=mind.character.name, role="dream", purpose="dream",
             priority=Priority.CONSOLIDATION, constraint=summary_constraint,
             constrain=self.constrain,
         )  # fmt: skip

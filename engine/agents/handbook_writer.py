@@ -173,6 +173,7 @@ class HandbookWriter:
             options=options,
             agent=mind.character.name,
             role="handbook",
+            purpose="handbook",
             priority=Priority.CONSOLIDATION,
             constraint=handbook_constraint,
             constrain=self.constrain,

@@ -344,7 +344,7 @@ class KnowledgePasses:
         prompt = fit_extraction(mind.character.name, now, inputs, self._prompt_chars())
         problem = "no reply"
         for _ in range(ASKS):
-            text = await self._ask(worker, prompt, extraction_constraint)
+            text = await self._ask(worker, prompt, extraction_constraint, "extraction")
             try:
                 found = candidates_from_reply(text)
             except ReplyUnparseable as exc:
@@ -378,7 +378,7 @@ class KnowledgePasses:
         problem = "no reply"
         for _ in range(ASKS):
             try:
-                text = await self._ask(worker, prompt, consolidation_constraint)
+                text = await self._ask(worker, prompt, consolidation_constraint, "consolidation")
             except LLMError as exc:
                 problem = f"the consolidation call failed ({one_line(exc)})"
                 break
@@ -427,7 +427,9 @@ class KnowledgePasses:
         ]
         return Applied(bank=extra.bank, changes=[*applied.changes, *changes])
 
-    async def _ask(self, worker: _Worker, prompt: str, constraint: Callable[[], Constraint]) -> str:
+    async def _ask(
+        self, worker: _Worker, prompt: str, constraint: Callable[[], Constraint], purpose: str
+    ) -> str:
         assert self.llm is not None
         mind = worker.mind
         request = LLMRequest(
@@ -436,6 +438,7 @@ class KnowledgePasses:
             options=self.options,
             agent=mind.character.name,
             role="consolidator",
+            purpose=purpose,
             priority=Priority.CONSOLIDATION,
             constraint=constraint,
             constrain=self.constrain,

@@ -199,6 +199,7 @@ class Thinker:
             options={**self.options, "num_predict": 1},
             agent=self.name,
             role="warm",
+            purpose="warm",
             priority=Priority.SUMMARY,
             constrain=False,
         )
@@ -214,6 +215,7 @@ class Thinker:
             options=options,
             agent=self.name,
             role="actor",
+            purpose="turn",
             priority=Priority.TURN,
             constraint=None if constraint is None else self._guarded(constraint, "command grammar"),
             constrain=self.constrain,

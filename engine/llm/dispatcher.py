@@ -42,7 +42,7 @@ import random
 import time
 import zlib
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engine.errors import LLMError, LLMResponseError, LLMUnavailableError
 from engine.llm.backend import Backend
@@ -174,12 +174,13 @@ class Dispatcher:
                     metrics.succeeded(
                         generation.prompt_tokens, generation.completion_tokens, generation.latency
                     )
-                return generation
+                return replace(generation, endpoint=endpoint.name, retries=attempt)
             finally:
                 self._release(endpoint)
         assert error is not None
         for metrics in (endpoint.metrics, self.metrics):
             metrics.failed(str(error))
+        error.endpoint, error.retries = endpoint.name, attempt
         raise error
 
     async def _call(self, endpoint: Endpoint, request: LLMRequest) -> Generation:

@@ -55,6 +55,10 @@ class LLMRequest:
     priority: Priority = Priority.TURN
     constraint: Callable[[], Constraint] | None = None
     """Called at dispatch, like the prompt: what a valid reply looks like now."""
+    purpose: str | None = None
+    """What the call is for, as the run record keys it: ``turn``, ``summary``, ``merge``,
+    ``extraction``, ``consolidation``, ``handbook``, ``dream``, ``warm`` (None: from the
+    role)."""
     constrain: bool | None = None
     """Use ``constraint``: None lets the backend decide (the embedded model does; Ollama
     does for a model under a billion parameters; the OpenAI-style backend never does); a
@@ -74,6 +78,10 @@ class Generation:
     cached_tokens: int = 0
     """Prompt tokens served from a cache instead of evaluated (the embedded model's
     prefix cache says; other backends leave it 0)."""
+    endpoint: str = ""
+    """Which endpoint answered (the dispatcher says)."""
+    retries: int = 0
+    """Attempts before the one that answered (the dispatcher says)."""
 
     @property
     def truncated(self) -> bool:

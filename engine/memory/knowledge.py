@@ -14,10 +14,11 @@ id is its UTC start, ``YYYYMMDD-HHMMSS`` (``-2``, ``-3`` ... for a same-second o
 
 from __future__ import annotations
 
-import secrets
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+
+from engine import wallclock
 
 KnowledgeType = Literal["skill", "fact", "procedure", "observation", "mistake", "preference"]
 KNOWLEDGE_TYPES: Final[tuple[KnowledgeType, ...]] = (
@@ -126,4 +127,4 @@ def entry_number(entry_id: str) -> int:
 def new_entry_id(taken: list[str] | tuple[str, ...] | set[str], token: str | None = None) -> str:
     """``ltm-<n>-<6 random chars>``, ``n`` one more than the largest in ``taken``."""
     number = max((entry_number(i) for i in taken), default=0) + 1
-    return f"ltm-{number}-{token or secrets.token_hex(3)}"
+    return f"ltm-{number}-{token or wallclock.token_hex(3)}"

@@ -9,10 +9,11 @@ have no ``sim`` (and no ``speaker``): they load as None, and count as the clock'
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from enum import StrEnum
 
 from pydantic import ConfigDict, TypeAdapter
+
+from engine import wallclock
 
 
 class MemoryKind(StrEnum):
@@ -65,4 +66,6 @@ _ADAPTER: TypeAdapter[MemoryRecord] = TypeAdapter(MemoryRecord)
 
 
 def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+    """The time of day as the vault writes it (``engine.wallclock``: a replay serves the
+    recorded one)."""
+    return wallclock.utc_iso()

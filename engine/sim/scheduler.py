@@ -169,6 +169,7 @@ class Scheduler:
         assert task is not None
         self._turns.add(task)
         thinker = self.thinkers[agent]
+        self.sim.turn_starting(agent, thinker.turns + 1)  # a decision of the run's record
         try:
             turn = await thinker.take_turn(self.llm)
         except asyncio.CancelledError:
@@ -182,6 +183,7 @@ class Scheduler:
         finally:
             self._turns.discard(task)
         self.turns_taken[agent] += 1
+        self.sim.turn_finished(agent, turn, thinker.turns, thinker.last_prompt, thinker.last_reply)
         self.sim.turn_taken(len(self.thinkers))
         self._publish(turn)
         return turn

@@ -10,11 +10,14 @@ speech its speaker's name. ``Simulation`` implements the commands' context proto
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
+from engine import version, wallclock
 from engine.agents.compactor import Compactor, log_error
 from engine.agents.dreams import Dreams
 from engine.agents.handbook_writer import HandbookWriter
@@ -22,7 +25,7 @@ from engine.agents.knowledge_pass import KnowledgePasses
 from engine.agents.knowledge_status import knowledge_info
 from engine.agents.memory import MemoryStream
 from engine.agents.supervisor import Supervisor
-from engine.agents.thinker import Generator, Thinker
+from engine.agents.thinker import Generator, Thinker, Turn
 from engine.commands import Invocation, ParsedLine, Registry, Result, default_registry, parse_line
 from engine.commands.helpers import join_names
 from engine.commands.result import failed
@@ -32,16 +35,19 @@ from engine.llm.dispatcher import Dispatcher
 from engine.memory.handbook_rules import Agent
 from engine.memory.record import MemoryKind, utc_now
 from engine.memory.retrieval import TokenRate
+from engine.memory.secrets import redact_value
 from engine.memory.status import MemoryStatus
 from engine.memory.waterfall import Windows
 from engine.sim.clock import WorldClock
 from engine.sim.command_context import SimContext
 from engine.sim.prompting import build_prompt
 from engine.sim.recollection import Recollection
+from engine.sim.recorder import RecordingLLM, RunRecorder
 from engine.sim.world_apply import lacking_note, note_on_stderr, plan_for
 from engine.vault.journal import EVERY_100_MS
 from engine.vault.lock import VaultLock
 from engine.vault.run_log import attach_run_log, detach_run_log
+from engine.vault.run_store import RunFolder, file_sha256
 from engine.vault.vault import Vault
 from engine.vault.world_store import save_clock, warn_on_stderr
 from engine.world.events import Event, EventKind
@@ -99,6 +105,10 @@ class Simulation:
         """Characters per token of the actor's model, learned from its replies."""
         self.recollection = Recollection(self)
         """What each agent brings to mind (the prompt's section, ``recall``)."""
+        self.recorder: RunRecorder | None = None
+        """This run's record (``begin_record``), or None: not recorded."""
+        self._recording: contextlib.ExitStack | None = None
+        self._record_meta: dict[str, Any] = {}
         self.minds: dict[str, MemoryStream] = {
             c.id: MemoryStream.open(vault, c, self.windows_for(c), warn=warn)
             for c in world.characters.values()
@@ -217,6 +227,79 @@ class Simulation:
         )  # fmt: skip
         return replace(status, knowledge=info)
 
+    # -- the run record ----------------------------------------------------------------
+    def note(self, kind: str, **data: object) -> None:
+        """An event of the run's record (when it is recorded)."""
+        if self.recorder is not None:
+            self.recorder.event(kind, **data)
+
+    def begin_record(self, kind: str, world_file: Path | None, meta: dict[str, Any]) -> None:
+        """Record this run (``config/record.md``: ``record``) in ``runs/<id>/``: its start,
+        then every call, event and draw (``engine.sim.recorder``)."""
+        config = self.settings.record
+        if not config.record or self.recorder is not None:
+            return
+        run = RunFolder.create(self.vault.root, kind)
+        run.save_start(self.vault.root, world_file)
+        prices = {e.url: (e.price_in, e.price_out) for e in self.settings.llm.endpoints}
+        recorder = RunRecorder(run, prompts=config.record_prompts, training=config.training,
+                               prices=prices)  # fmt: skip
+        self._record_meta = {
+            "id": run.id, "kind": kind, "started": utc_now(), "ended": None,
+            "world_file": str(world_file) if world_file else None,
+            "world_sha256": file_sha256(world_file) if world_file else None,
+            "version": version(), "clock": self.clock.reading(),
+            "settings": redact_value(self.settings.model_dump(mode="json")), **meta,
+        }  # fmt: skip
+        run.write_meta(self._record_meta)
+        stack = contextlib.ExitStack()
+        stack.enter_context(wallclock.listening(recorder.draw))
+        self.recorder, self._recording = recorder, stack
+
+    def end_record(self, reason: str, **meta: object) -> None:
+        """Close the record: its last event, the vault's end state, why it ended."""
+        recorder, stack = self.recorder, self._recording
+        if recorder is None or stack is None:
+            return
+        recorder.event("end", reason=reason, sim=self.clock.reading())
+        self.recorder = self._recording = None
+        stack.close()
+        try:
+            recorder.close()
+            recorder.run.save_end(self.vault.root)
+            costs = {name: cost.to_json() for name, cost in sorted(recorder.costs.items())}
+            ended = {"ended": utc_now(), "reason": reason, "events": recorder.count,
+                     "costs": costs, "training": dict(recorder.captured), **meta}  # fmt: skip
+            recorder.run.write_meta({**self._record_meta, **ended})
+        except (OSError, MudsimError) as exc:
+            self.warn(f"the run record {recorder.run.folder} could not be closed: {exc}")
+
+    def recorded(self, llm: Generator) -> Generator:
+        """``llm``, with its calls written to the run's record when it is recorded."""
+        if self.recorder is None:
+            return llm
+        return RecordingLLM(llm, self.recorder, self.turn_of)
+
+    def turn_of(self, name: str | None) -> int:
+        """The turn an agent is in (its thinker's count; 0 for no thinker)."""
+        link = self.llm
+        if link is None or name is None:
+            return 0
+        found = [c for c in self.world.characters.values() if c.name == name]
+        thinker = link.thinkers.get(found[0].id) if found else None
+        return thinker.turns if thinker is not None else 0
+
+    def turn_starting(self, agent_id: str, turn: int) -> None:
+        if self.recorder is not None:
+            self.recorder.turn_started(agent_id, self.world.characters[agent_id].name, turn)
+
+    def turn_finished(self, agent_id: str, turn: Turn, number: int,
+                      prompt: str | None, reply: str | None) -> None:  # fmt: skip
+        if self.recorder is not None:
+            self.recorder.turn_ended(agent_id, turn, number)
+            room = self.world.characters[agent_id].location
+            self.recorder.capture(turn, prompt, reply, room)
+
     def handbook_agent(self, mind: MemoryStream) -> Agent:
         """Who ``mind``'s character is, as its handbook's rules see it."""
         character = mind.character
@@ -252,6 +335,7 @@ class Simulation:
         """An agent's turn is done (taken or skipped), one of ``agents`` a round: the
         clock moves each round. Player commands never move it."""
         if self.clock.turn_taken(agents):  # a round: saved at once, so a kill keeps it
+            self.note("clock", sim=self.clock.reading())
             try:
                 save_clock(self.vault.root, self.clock)
             except (OSError, MudsimError) as exc:
@@ -269,6 +353,15 @@ class Simulation:
     # -- acting ---------------------------------------------------------------------
     def execute(self, character: Character, line: str) -> Result:
         """Run one command line as ``character``; the result is also its memory."""
+        if self.recorder is not None:
+            self.recorder.command(character.id, line, room=character.location,
+                                  sim=self.clock.reading())  # fmt: skip
+        result = self._execute(character, line)
+        if self.recorder is not None:
+            self.recorder.event("result", actor=character.id, ok=result.ok, text=result.text)
+        return result
+
+    def _execute(self, character: Character, line: str) -> Result:
         limit = self.settings.limits.max_command_chars
         if len(line) > limit:  # refused whole: not remembered, not heard by anyone
             return failed(
@@ -374,6 +467,8 @@ class Simulation:
         It gets the clock's reading (``sim``) if it has none yet."""
         if not event.sim:
             event = replace(event, sim=self.clock.reading())
+        if self.recorder is not None:
+            self.recorder.world_event(event)
         if event.remembered:
             present = self.world.characters_in(event.room_id)
             names = [c.name for c in present]

@@ -12,6 +12,7 @@ from engine.config import (
     LimitsConfig,
     LLMConfig,
     MemoryCompactionConfig,
+    RecordConfig,
     Settings,
 )
 from engine.errors import VaultError
@@ -22,7 +23,8 @@ _LLM_BODY = """\
 
 Which servers the agents think with, and the options each kind of call uses.
 
-- `endpoints`: a list of `{url, kind, model, slots}`. `kind` is `ollama` (`/api/generate`),
+- `endpoints`: a list of `{url, kind, model, slots, price_in, price_out}` (the prices:
+  money per million tokens in and out, for `mudsim cost`; 0 by default). `kind` is `ollama` (`/api/generate`),
   `openai` (`/v1/completions`: vLLM, llama.cpp server) or `local` (the embedded model).
   `slots` is how many requests that server runs at once. An empty list means: use
   `--llm`, else `MUDSIM_LLM_URL`, else `http://localhost:11434`, else the embedded
@@ -106,17 +108,36 @@ _LIMITS_BODY = """\
 - `max_note_bytes`: a note that would grow past this many bytes (UTF-8) is refused.
 """
 
+_RECORD_BODY = """\
+# The run record
+
+Every `run`, `do` and `play` keeps its record in `vault/runs/<run id>/`: `run.json`
+(what the run was and why it ended), `calls.jsonl` (every LLM call: who, what for, the
+prompt and options, the reply, tokens, seconds, retries, errors), `events.jsonl`
+(everything that happened, in commit order, with the scheduling decisions),
+`draws.jsonl` (the wall-clock readings and random tokens it used), `training.jsonl`
+(each agent turn as a prompt/reply pair) and what a replay needs (`start/`, `end.json`).
+`mudsim replay`, `fork`, `export` and `cost` read it.
+
+- `record` (true): false keeps no record (long runs on a small disk).
+- `record_prompts` (true): false keeps the calls' metadata but not the prompts' text.
+- `training` (true): false captures no training pairs (`@training-toggle` switches it
+  for the run).
+"""
+
 FILES: dict[str, tuple[type[BaseModel], str]] = {
     "llm.md": (LLMConfig, _LLM_BODY),
     "memory_compaction.md": (MemoryCompactionConfig, _MEMORY_BODY),
     "ai_defaults.md": (AIDefaultsConfig, _AI_BODY),
     "limits.md": (LimitsConfig, _LIMITS_BODY),
+    "record.md": (RecordConfig, _RECORD_BODY),
 }
 _FIELDS = {
     "llm.md": "llm",
     "memory_compaction.md": "memory_compaction",
     "ai_defaults.md": "ai_defaults",
     "limits.md": "limits",
+    "record.md": "record",
 }
 
 

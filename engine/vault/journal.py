@@ -39,7 +39,7 @@ from engine.memory.record import MemoryRecord
 from engine.vault.files import fsync_folder, make_folder, os_reason
 from engine.vault.journal_reader import read_records, read_tail
 
-__all__ = ["EVERY_100_MS", "GroupSync", "Journal", "read_records", "read_tail"]
+__all__ = ["EVERY_100_MS", "GroupSync", "Journal", "LineFile", "read_records", "read_tail"]
 
 MID_LINE = "journal-mid-line"
 """The crash point between the two halves of a line (see ``engine.faults``)."""
@@ -62,20 +62,20 @@ class GroupSync:
     def __init__(self, interval: float = 0.1, *, background: bool = True) -> None:
         self.interval = interval
         self.background = background
-        self._journals: weakref.WeakSet[Journal] = weakref.WeakSet()
+        self._journals: weakref.WeakSet[LineFile] = weakref.WeakSet()
         self._guard = threading.Lock()
         self._thread: threading.Thread | None = None
         self._problems: deque[str] = deque(maxlen=self.KEPT)
         self._failures = 0
 
-    def watch(self, journal: Journal) -> None:
+    def watch(self, journal: LineFile) -> None:
         with self._guard:
             self._journals.add(journal)
             if self.background and self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="journal-fsync", daemon=True)
                 self._thread.start()
 
-    def forget(self, journal: Journal) -> None:
+    def forget(self, journal: LineFile) -> None:
         with self._guard:
             self._journals.discard(journal)
 
@@ -128,13 +128,13 @@ EVERY_100_MS = GroupSync(0.1)
 """The process's fsync group: what every journal uses unless told otherwise."""
 
 
-class Journal:
-    def __init__(
-        self, path: Path, count: int, *, sync_group: GroupSync | None = EVERY_100_MS
-    ) -> None:
+class LineFile:
+    """An append-only file of whole lines, written as the journal is (see the module):
+    unbuffered, cut back on a failed write, fsynced in groups. ``Journal`` holds memory
+    records in one; a run record's tapes (``engine.vault.run_store``) hold JSON objects."""
+
+    def __init__(self, path: Path, *, sync_group: GroupSync | None = EVERY_100_MS) -> None:
         self.path = path
-        self.count = count
-        """Records in the file (M)."""
         self.sync_group = sync_group
         """Who fsyncs this journal's appends; None: every append, inline."""
         self._fd: int | None = None
@@ -148,32 +148,9 @@ class Journal:
         self._sync_lock = threading.Lock()
         """Held while fsyncing or closing, so the two never meet."""
 
-    @classmethod
-    def open(
-        cls,
-        path: Path,
-        *,
-        warn: Callable[[str], None],
-        start: int = 0,
-        check: Callable[[int], None] | None = None,
-    ) -> tuple[Journal, list[MemoryRecord]]:
-        """Count the records, read those from ``start`` on (cutting a torn tail), and
-        return the journal ready to append. ``check(M)`` runs before anything is cut:
-        a journal it refuses is left exactly as it was."""
-        torn: list[str] = []
-        count, records = read_tail(path, start, warn=torn.append, repair=False)
-        if check is not None:
-            check(count)
-        if torn:  # now cut it, saying so once
-            count, records = read_tail(path, start, warn=warn, repair=True)
-        return cls(path, count), records
-
-    def append(self, record: MemoryRecord) -> None:
-        """Write ``record`` as one whole line, or raise ``VaultError`` and leave the file
-        as it was (the record is then not counted)."""
-        if record.seq != self.count:
-            raise ValueError(f"record seq {record.seq} does not follow {self.count}")
-        line = record.to_json() + b"\n"
+    def append_line(self, line: bytes) -> None:
+        """Write ``line`` (ending in a newline) whole, or raise ``VaultError`` and leave
+        the file as it was."""
         fd = self._fd if self._fd is not None else self._open_for_append()
         try:
             if self._cut_pending:
@@ -189,7 +166,6 @@ class Journal:
                 raise
             raise VaultError(f"cannot append to {self.path}: {os_reason(exc)}") from exc
         self._size += len(line)
-        self.count += 1
         self._dirty = self.sync_group is not None
 
     def sync(self) -> None:
@@ -258,6 +234,43 @@ class Journal:
     def _cut_back(self, fd: int) -> None:
         os.ftruncate(fd, self._size)
         self._cut_pending = False
+
+
+class Journal(LineFile):
+    def __init__(
+        self, path: Path, count: int, *, sync_group: GroupSync | None = EVERY_100_MS
+    ) -> None:
+        super().__init__(path, sync_group=sync_group)
+        self.count = count
+        """Records in the file (M)."""
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        *,
+        warn: Callable[[str], None],
+        start: int = 0,
+        check: Callable[[int], None] | None = None,
+    ) -> tuple[Journal, list[MemoryRecord]]:
+        """Count the records, read those from ``start`` on (cutting a torn tail), and
+        return the journal ready to append. ``check(M)`` runs before anything is cut:
+        a journal it refuses is left exactly as it was."""
+        torn: list[str] = []
+        count, records = read_tail(path, start, warn=torn.append, repair=False)
+        if check is not None:
+            check(count)
+        if torn:  # now cut it, saying so once
+            count, records = read_tail(path, start, warn=warn, repair=True)
+        return cls(path, count), records
+
+    def append(self, record: MemoryRecord) -> None:
+        """Write ``record`` as one whole line, or raise ``VaultError`` and leave the file
+        as it was (the record is then not counted)."""
+        if record.seq != self.count:
+            raise ValueError(f"record seq {record.seq} does not follow {self.count}")
+        self.append_line(record.to_json() + b"\n")
+        self.count += 1
 
 
 def _write_line(fd: int, line: bytes) -> None:

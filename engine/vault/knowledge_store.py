@@ -33,6 +33,7 @@ from typing import Final, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from engine import wallclock
 from engine.errors import VaultError
 from engine.faults import crash_point
 from engine.memory.knowledge import BANK, KNOWLEDGE_TYPES, Entry, Stamp
@@ -207,7 +208,7 @@ class KnowledgeStore:
     def new_pass_id(self, now: datetime | None = None) -> str:
         """``YYYYMMDD-HHMMSS`` (UTC), with ``-2``, ``-3`` ... when a record or log line
         already has that id."""
-        moment = now or datetime.now(UTC)
+        moment = now or wallclock.now()
         if moment.tzinfo is None:
             raise ValueError("now must be timezone-aware")
         base = f"{moment.astimezone(UTC):%Y%m%d-%H%M%S}"

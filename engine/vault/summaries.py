@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from engine import wallclock
 from engine.errors import VaultError
 from engine.faults import crash_point
 from engine.vault.files import read_front_matter, write_front_matter
@@ -126,7 +127,7 @@ class SummaryStore:
         """Commit a compaction (see the module docstring); ``longterm=None`` leaves
         ``longterm.md`` as it is. Returns the history file written."""
         _check_commit(longterm, recent)
-        history = self._history_path_for(recent, now or datetime.now(UTC))
+        history = self._history_path_for(recent, now or wallclock.now())
         _write(history, recent, "recent")
         crash_point("summary-after-history")
         if longterm is not None:

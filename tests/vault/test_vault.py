@@ -19,6 +19,7 @@ from engine.config import (
     LimitsConfig,
     LLMConfig,
     MemoryCompactionConfig,
+    RecordConfig,
     Settings,
 )
 from engine.errors import VaultError, VaultLockedError, WorldFileError
@@ -33,6 +34,7 @@ CONFIG_DEFAULTS = {
     "memory_compaction.md": MemoryCompactionConfig(),
     "ai_defaults.md": AIDefaultsConfig(),
     "limits.md": LimitsConfig(),
+    "record.md": RecordConfig(),
 }
 STATE_KEYS = {"memories", "boundary", "in_flight", "failures", "last_error", "updated"}
 

@@ -1,0 +1,251 @@
+"""Every run on the record (``vault/runs/<run id>/``, ``engine.vault.run_store``).
+
+``RunRecorder`` is what a recorded run writes through:
+
+- **calls**: every LLM call (``RecordingLLM`` wraps the dispatcher for turns,
+  summaries, knowledge passes, handbooks and dreams): the agent, its turn, the call's
+  kind (turn, summary, merge, extraction, consolidation, handbook, dream, warm) and its
+  index among calls of that agent, turn and kind (the key a replay serves it by, never
+  a hash of the prompt), the model and endpoint, the prompt (unless ``record_prompts:
+  false``) and options, the reply, why it stopped, tokens in and out, the seconds it
+  waited and ran, retries, the error; and where in the event stream it was sent and
+  answered (``sent_after``, ``answered_after``), which is what lets a replay of
+  concurrent agents commit in the recorded order.
+- **events**, numbered in commit order: every world event, every command with its
+  result, each turn as it starts (a scheduling decision) and ends, each round of the
+  world clock, each compaction, knowledge pass, handbook and dream that committed, and
+  the run's end.
+- **draws**: every wall-clock reading and random token (``engine.wallclock``), in order.
+- **training**: each agent turn's prompt, reply, parsed command and result (unless
+  ``training: false``).
+
+It also keeps each agent's **cost** as the run goes (calls by kind, tokens, LLM and
+queue seconds, retries, failures; money with a price per endpoint in ``llm.md``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from engine import wallclock
+from engine.agents.thinker import Generator, Turn
+from engine.errors import LLMError, VaultError
+from engine.llm.request import Generation, LLMRequest
+from engine.vault.run_store import CALLS, DRAWS, EVENTS, TRAINING, RunFolder, Tape
+
+if TYPE_CHECKING:
+    from engine.world.events import Event
+
+KIND_OF_ROLE: Mapping[str, str] = {"actor": "turn", "summarizer": "summary",
+                                   "consolidator": "consolidation"}  # fmt: skip
+
+
+def call_kind(request: LLMRequest) -> str:
+    """What a call is for: the request's ``purpose``, else its role's."""
+    return request.purpose or KIND_OF_ROLE.get(request.role, request.role)
+
+
+@dataclass
+class Cost:
+    """What one agent's calls cost in a run."""
+
+    calls: Counter[str] = field(default_factory=Counter)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    llm_s: float = 0.0
+    queue_s: float = 0.0
+    retries: int = 0
+    failures: int = 0
+    money: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"calls": dict(self.calls), "calls_total": sum(self.calls.values()),
+                "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+                "llm_s": round(self.llm_s, 3), "queue_s": round(self.queue_s, 3),
+                "retries": self.retries, "failures": self.failures,
+                "money": round(self.money, 6)}  # fmt: skip
+
+
+def add_call(costs: dict[str, Cost], call: Mapping[str, Any],
+             prices: Mapping[str, tuple[float, float]]) -> None:  # fmt: skip
+    """Count one ``calls.jsonl`` line in ``costs`` (agent name -> ``Cost``)."""
+    cost = costs.setdefault(str(call.get("agent") or "(none)"), Cost())
+    cost.calls[str(call.get("kind"))] += 1
+    cost.tokens_in += int(call.get("prompt_tokens") or 0)
+    cost.tokens_out += int(call.get("completion_tokens") or 0)
+    cost.llm_s += float(call.get("latency_s") or 0.0)
+    cost.queue_s += float(call.get("queue_s") or 0.0)
+    cost.retries += int(call.get("retries") or 0)
+    cost.failures += bool(call.get("error"))
+    price_in, price_out = prices.get(str(call.get("endpoint") or ""), (0.0, 0.0))
+    cost.money += (int(call.get("prompt_tokens") or 0) * price_in
+                   + int(call.get("completion_tokens") or 0) * price_out) / 1e6  # fmt: skip
+
+
+@dataclass
+class RunRecorder:
+    run: RunFolder
+    prompts: bool = True
+    """Keep the prompts' text (``record_prompts``)."""
+    training: bool = True
+    """Capture each agent turn as a training pair (``training``; ``@training-toggle``)."""
+    prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    """Endpoint -> (price per million tokens in, out)."""
+    events: Tape = field(init=False)
+    calls: Tape = field(init=False)
+    draws: Tape = field(init=False)
+    training_tape: Tape = field(init=False)
+    count: int = 0
+    """Events written so far (the position calls are placed at)."""
+    costs: dict[str, Cost] = field(default_factory=dict)
+    captured: Counter[str] = field(default_factory=Counter)
+    """Training pairs captured this run: ``ok``, ``failed``."""
+    on_event: Callable[[int], None] | None = None
+    """Told each event's number as it is written (a replay's sequencer)."""
+    _keys: Counter[tuple[str, int, str]] = field(default_factory=Counter)
+    _in_turn: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.events = self.run.tape(EVENTS)
+        self.calls = self.run.tape(CALLS)
+        self.draws = self.run.tape(DRAWS)
+        self.training_tape = self.run.tape(TRAINING)
+
+    # -- events ----------------------------------------------------------------------------
+
+    def event(self, kind: str, **data: Any) -> int:
+        """Write one event; its number (from 1)."""
+        self.count += 1
+        self.events.append({"n": self.count, "kind": kind, **data})
+        if self.on_event is not None:
+            self.on_event(self.count)
+        return self.count
+
+    def world_event(self, event: Event) -> None:
+        self.event("event", event=event.kind.value, room=event.room_id, actor=event.actor_id,
+                   text=event.text, sim=event.sim)  # fmt: skip
+
+    def command(self, actor: str, line: str, *, room: str, sim: str) -> None:
+        """A command about to run: an agent's in its turn, or one from outside (a
+        player's, ``do``'s: an ``input``, which a replay runs itself). Its ``result``
+        event follows the events it caused."""
+        kind = "command" if actor in self._in_turn else "input"
+        self.event(kind, actor=actor, line=line, room=room, sim=sim)
+
+    def turn_started(self, agent_id: str, name: str, turn: int) -> None:
+        self._in_turn.add(agent_id)
+        self.event("turn-start", agent=agent_id, name=name, turn=turn)
+
+    def turn_ended(self, agent_id: str, turn: Turn, number: int) -> None:
+        self._in_turn.discard(agent_id)
+        self.event("turn", agent=agent_id, name=turn.agent, turn=number, command=turn.command,
+                   ok=turn.result.ok if turn.result else None, asks=turn.asks,
+                   error=turn.error)  # fmt: skip
+
+    def draw(self, draw: wallclock.Draw) -> None:
+        self.draws.append({"kind": draw[0], "value": draw[1]})
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def call(self, request: LLMRequest, turn: int, *, prompt: str | None, sent_after: int,
+             generation: Generation | None, error: LLMError | None, seconds: float) -> None:  # fmt: skip
+        kind = call_kind(request)
+        agent = request.agent or ""
+        key = (agent, turn, kind)
+        index = self._keys[key]
+        self._keys[key] += 1
+        latency = generation.latency if generation is not None else 0.0
+        line: dict[str, Any] = {
+            "agent": agent, "turn": turn, "kind": kind, "index": index,
+            "model": request.model,
+            "endpoint": generation.endpoint if generation else getattr(error, "endpoint", ""),
+            "prompt": prompt if self.prompts else None, "options": dict(request.options),
+            "reply": generation.text if generation else None,
+            "done_reason": generation.done_reason if generation else None,
+            "prompt_tokens": generation.prompt_tokens if generation else 0,
+            "completion_tokens": generation.completion_tokens if generation else 0,
+            "cached_tokens": generation.cached_tokens if generation else 0,
+            "queue_s": round(max(0.0, seconds - latency), 6), "latency_s": round(latency, 6),
+            "retries": generation.retries if generation else getattr(error, "retries", 0),
+            "error": None if error is None else _error(error),
+            "sent_after": sent_after, "answered_after": self.count,
+        }  # fmt: skip
+        self.calls.append(line)
+        add_call(self.costs, line, self.prices)
+
+    # -- training --------------------------------------------------------------------------
+
+    def capture(self, turn: Turn, prompt: str | None, reply: str | None, room: str) -> None:
+        """An agent turn as a training pair (when capture is on and it ran a command)."""
+        if not self.training or turn.command is None or prompt is None:
+            return
+        ok = turn.result is not None and turn.result.ok
+        self.captured["ok" if ok else "failed"] += 1
+        self.training_tape.append({
+            "agent": turn.agent, "prompt": prompt, "reply": reply, "command": turn.command,
+            "verb": turn.command.split(" ", 1)[0].lower(), "ok": ok,
+            "result": turn.result.text if turn.result else turn.error, "room": room,
+        })  # fmt: skip
+
+    def close(self) -> None:
+        """fsync and close the tapes (the first failure is raised after all are closed)."""
+        first: VaultError | None = None
+        for tape in (self.events, self.calls, self.draws, self.training_tape):
+            try:
+                tape.close()
+            except VaultError as exc:
+                first = first or exc
+        if first is not None:
+            raise first
+
+
+def _error(error: LLMError) -> dict[str, Any]:
+    return {"type": type(error).__name__, "message": str(error),
+            "status": getattr(error, "status", None)}  # fmt: skip
+
+
+class RecordingLLM:
+    """The dispatcher, with every call written to the run's record. The prompt is
+    caught when the backend asks the factory for it (at dispatch), with the event
+    count then."""
+
+    def __init__(self, inner: Generator, recorder: RunRecorder,
+                 turn_of: Callable[[str | None], int]) -> None:  # fmt: skip
+        self.inner, self.recorder, self.turn_of = inner, recorder, turn_of
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        turn = self.turn_of(request.agent)
+        sent: dict[str, Any] = {"prompt": None, "after": self.recorder.count}
+        factory = request.prompt
+
+        def prompt() -> str:
+            text = factory()
+            sent["prompt"], sent["after"] = text, self.recorder.count
+            return text
+
+        started = time.perf_counter()
+        try:
+            generation = await self.inner.generate(replace(request, prompt=prompt))
+        except LLMError as exc:
+            self.recorder.call(request, turn, prompt=sent["prompt"], sent_after=sent["after"],
+                               generation=None, error=exc,
+                               seconds=time.perf_counter() - started)  # fmt: skip
+            raise
+        self.recorder.call(request, turn, prompt=sent["prompt"], sent_after=sent["after"],
+                           generation=generation, error=None,
+                           seconds=time.perf_counter() - started)  # fmt: skip
+        return generation
+
+
+def costs_of(
+    calls: list[dict[str, Any]], prices: Mapping[str, tuple[float, float]]
+) -> dict[str, Cost]:
+    """Agent name -> its cost, from a run's ``calls.jsonl``."""
+    costs: dict[str, Cost] = defaultdict(Cost)
+    for call in calls:
+        add_call(costs, call, prices)
+    return dict(costs)

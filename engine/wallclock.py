@@ -1,0 +1,114 @@
+"""The one seam for what a run cannot repeat by itself: wall-clock readings and random
+tokens. Everything the vault stamps with the time of day (a memory's ``at``, a summary's
+``updated`` and history file name, a knowledge pass's id, a note's dates) and every
+random id (a knowledge entry's) comes from here.
+
+Live, ``now()`` is ``datetime.now(UTC)`` and ``token_hex(n)`` is ``secrets.token_hex(n)``.
+A run being recorded adds a listener that hears every draw in order (the run record's
+``draws.jsonl``); a replay installs a ``Script`` that serves the recorded draws back in
+the same order, so a replayed vault is stamped exactly as the recorded one was. A draw
+the script does not have, or of another kind, is ``DrawMismatch``: the replay has left
+the recorded path.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+Kind = Literal["now", "token"]
+Draw = tuple[Kind, str]
+"""("now", an ISO time with its offset) or ("token", the hex string)."""
+
+
+class DrawMismatch(Exception):
+    """A replay asked for a draw the recording does not have next."""
+
+
+@dataclass
+class Script:
+    """Recorded draws, served in order."""
+
+    draws: Sequence[Draw]
+    position: int = 0
+    on_draw: Callable[[Draw], None] | None = None
+
+    def next(self, kind: Kind) -> str:
+        if self.position >= len(self.draws):
+            raise DrawMismatch(
+                f"draw {self.position + 1}: the recording has no more ({kind} asked)"
+            )
+        recorded = self.draws[self.position]
+        if recorded[0] != kind:
+            raise DrawMismatch(
+                f"draw {self.position + 1}: the recording has a {recorded[0]}, the replay asked "
+                f"for a {kind}"
+            )
+        self.position += 1
+        return recorded[1]
+
+
+@dataclass
+class _State:
+    listeners: list[Callable[[Draw], None]] = field(default_factory=list)
+    script: Script | None = None
+
+
+_state = _State()
+
+
+def now() -> datetime:
+    """The time of day, UTC (aware)."""
+    if _state.script is not None:
+        moment = datetime.fromisoformat(_state.script.next("now"))
+    else:
+        moment = datetime.now(UTC)
+    _tell(("now", moment.isoformat()))
+    return moment
+
+
+def utc_iso() -> str:
+    """``now()`` as the vault writes it: ISO 8601, microseconds, ``Z``."""
+    return now().astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+
+
+def token_hex(nbytes: int) -> str:
+    """Random hex (``2 * nbytes`` digits), as ``secrets.token_hex``."""
+    value = _state.script.next("token") if _state.script is not None else secrets.token_hex(nbytes)
+    _tell(("token", value))
+    return value
+
+
+def _tell(draw: Draw) -> None:
+    for listener in list(_state.listeners):
+        listener(draw)
+
+
+@contextmanager
+def listening(listener: Callable[[Draw], None]) -> Iterator[None]:
+    """Tell ``listener`` every draw while the block runs (a recorded run)."""
+    _state.listeners.append(listener)
+    try:
+        yield
+    finally:
+        _state.listeners.remove(listener)
+
+
+@contextmanager
+def scripted(script: Script) -> Iterator[Script]:
+    """Serve ``script``'s draws instead of the clock and the random source (a replay)."""
+    previous, _state.script = _state.script, script
+    try:
+        yield script
+    finally:
+        _state.script = previous
+
+
+def release_script() -> Script | None:
+    """End a script early (a fork goes live at its branch point); the script it was."""
+    script, _state.script = _state.script, None
+    return script
