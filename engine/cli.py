@@ -87,10 +87,24 @@ def world_apply(args: argparse.Namespace) -> None:
 def status(args: argparse.Namespace) -> None:
     statuses = read_status(args.vault, args.agent)
     if args.json:
-        shape = {"clock": read_clock(args.vault), "agents": [s.to_json() for s in statuses]}
+        shape = {"clock": read_clock(args.vault), "agents": [s.to_json() for s in statuses],
+                 "last_run": _last_run_costs(args.vault)}  # fmt: skip
         print(json.dumps(shape, indent=2))
     else:
         print("\n\n".join(s.render() for s in statuses))
+
+
+def _last_run_costs(vault: Path) -> dict[str, object] | None:
+    """The latest run's id and each agent's cost (``status --json``), or None."""
+    from engine.sim.recorder import run_costs
+    from engine.vault.run_store import runs
+
+    recorded = runs(vault)
+    if not recorded:
+        return None
+    costs = run_costs(recorded[-1])
+    return {"id": recorded[-1].id,
+            "costs": {name: cost.to_json() for name, cost in sorted(costs.items())}}  # fmt: skip
 
 
 def knowledge(args: argparse.Namespace) -> None:
@@ -342,12 +356,60 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--agent", metavar="NAME", help="only this character")
     sub.set_defaults(run=repair)
+    _record_verbs(verbs)
     summary = "Serve the embedded model as an Ollama-compatible endpoint on 127.0.0.1."
     sub = verbs.add_parser("serve-llm", help=summary, description=summary)
     sub.add_argument("--port", type=_port, default=SERVE_PORT, metavar="P",
                      help=f"port (default {SERVE_PORT})")  # fmt: skip
     sub.set_defaults(run=serve_llm)
     return parser
+
+
+def replay(args: argparse.Namespace) -> None:
+    import asyncio
+
+    from engine.lab.replay import replay_run
+
+    asyncio.run(replay_run(args.run_dir, args.vault))
+
+
+def fork(args: argparse.Namespace) -> None:
+    import asyncio
+
+    from engine.lab.replay import ForkOptions, fork_run
+
+    if not args.headless:
+        raise UsageError("fork runs headless for now: add --headless (and --turns N)")
+    options = ForkOptions(args.at, args.turns, args.llm, args.model, tuple(args.set or ()))
+    asyncio.run(fork_run(args.run_dir, args.vault, options, os.environ))
+
+
+def _record_verbs(verbs: argparse._SubParsersAction[_Parser]) -> None:
+    """``replay`` and ``fork``: a run's record played back, or branched."""
+    summary = ("Replay a recorded run into a new vault with no LLM server; every file must "
+               "end byte-identical to the run's end, or the first difference is said.")  # fmt: skip
+    sub = verbs.add_parser("replay", help=summary, description=summary)
+    sub.add_argument("run_dir", type=Path, metavar="RUN-DIR", help="vault/runs/<run id>")
+    sub.add_argument("--vault", type=Path, required=True, metavar="NEW",
+                     help="a new (empty) vault to replay into")  # fmt: skip
+    sub.set_defaults(run=replay)
+    summary = ("Replay a run up to its TURN-th committed turn, then go on live with another "
+               "model, LLM or settings.")  # fmt: skip
+    sub = verbs.add_parser("fork", help=summary, description=summary)
+    sub.add_argument("run_dir", type=Path, metavar="RUN-DIR", help="vault/runs/<run id>")
+    sub.add_argument("--at", type=_positive, required=True, metavar="TURN",
+                     help="keep the first TURN turns of the run (counted across agents, from 1)")  # fmt: skip
+    sub.add_argument("--vault", type=Path, required=True, metavar="NEW",
+                     help="a new (empty) vault for the fork")  # fmt: skip
+    sub.add_argument("--headless", action="store_true", help="print the narrative, no TUI")
+    sub.add_argument("--turns", type=_positive, metavar="N",
+                     help="each agent takes N live turns after the branch point")  # fmt: skip
+    sub.add_argument("--llm", metavar="URL", help="the LLM from the branch point on")
+    sub.add_argument("--model", metavar="NAME", help="the model from the branch point on")
+    sub.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="a setting from the branch point on, e.g. "
+                     "memory_compaction.recent_window=32 (repeatable)")  # fmt: skip
+    sub.set_defaults(run=fork)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

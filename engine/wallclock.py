@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, NoReturn
 
 Kind = Literal["now", "token"]
 Draw = tuple[Kind, str]
@@ -35,21 +35,22 @@ class Script:
 
     draws: Sequence[Draw]
     position: int = 0
-    on_draw: Callable[[Draw], None] | None = None
+    failure: str | None = None
+    """The first mismatch (kept: the code that drew may have caught the exception)."""
 
     def next(self, kind: Kind) -> str:
         if self.position >= len(self.draws):
-            raise DrawMismatch(
-                f"draw {self.position + 1}: the recording has no more ({kind} asked)"
-            )
+            self._fail(f"draw {self.position + 1}: the recording has no more ({kind} asked)")
         recorded = self.draws[self.position]
         if recorded[0] != kind:
-            raise DrawMismatch(
-                f"draw {self.position + 1}: the recording has a {recorded[0]}, the replay asked "
-                f"for a {kind}"
-            )
+            self._fail(f"draw {self.position + 1}: the recording has a {recorded[0]}, the "
+                       f"replay asked for a {kind}")  # fmt: skip
         self.position += 1
         return recorded[1]
+
+    def _fail(self, message: str) -> NoReturn:
+        self.failure = self.failure or message
+        raise DrawMismatch(message)
 
 
 @dataclass

@@ -43,6 +43,7 @@ from harness_common import (
     JournalSnapshot,
     check_journal,
     check_summaries,
+    check_tapes,
     child_env,
     durability_contract,
     fsync_round_ms,
@@ -205,6 +206,7 @@ def check_vault(campaign: Campaign, kill: Kill, *, settled: bool) -> None:
         if snapshot.torn_tail:
             kill.torn_tail_bytes[agent] = snapshot.torn_tail
         campaign.snapshots[agent] = snapshot
+    kill.problems.extend(check_tapes(campaign.vault))
     if not (campaign.vault / "world" / "world.yaml").exists():
         return  # killed before the vault was seeded: nothing to load yet
     status = read_status(campaign.vault)

@@ -398,3 +398,26 @@ def print_verdict(title: str, failures: list[str], lines: list[str]) -> None:
             print(f"  ... and {len(failures) - 40} more (see the report)")
     else:
         print("PASS")
+
+
+def check_tapes(vault: Path) -> list[str]:
+    """Every tape of every run record (``vault/runs/*/*.jsonl``) is whole JSON lines but
+    perhaps a torn last one (a kill mid-write, which a reader leaves out), and each run's
+    events are numbered 1, 2, 3 ... with none missing."""
+    problems = []
+    for tape in sorted(vault.glob("runs/*/*.jsonl")):
+        lines = tape.read_bytes().split(b"\n")
+        objects = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                objects.append(json.loads(line))
+            except ValueError:
+                if number != len(lines):  # only the last, unterminated line may be torn
+                    problems.append(f"{tape}: line {number} does not read")
+        if tape.name == "events.jsonl":
+            numbers = [o.get("n") for o in objects if isinstance(o, dict)]
+            if numbers != list(range(1, len(numbers) + 1)):
+                problems.append(f"{tape}: events are not numbered 1, 2, 3 ...")
+    return problems

@@ -188,6 +188,8 @@ class Dispatcher:
         if task is not None:
             self._calls.add(task)
         try:
+            if request.on_send is not None:
+                await request.on_send()
             async with asyncio.timeout(self.retry.deadline):
                 return await endpoint.backend.generate(request)
         except TimeoutError as exc:

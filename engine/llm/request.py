@@ -6,7 +6,7 @@ is queued, so an agent's prompt is as fresh as possible.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal
@@ -59,6 +59,12 @@ class LLMRequest:
     """What the call is for, as the run record keys it: ``turn``, ``summary``, ``merge``,
     ``extraction``, ``consolidation``, ``handbook``, ``dream``, ``warm`` (None: from the
     role)."""
+    on_send: Callable[[], Awaitable[None]] | None = None
+    """Awaited by the dispatcher before it hands the request to a backend (the run
+    record's ``send`` gate, ``engine.sim.sequencer``)."""
+    record_key: str | None = None
+    """The call's key in the run record (``agent|turn|kind|index``): a replay's tape
+    serves the recorded reply by it."""
     constrain: bool | None = None
     """Use ``constraint``: None lets the backend decide (the embedded model does; Ollama
     does for a model under a billion parameters; the OpenAI-style backend never does); a

@@ -11,7 +11,7 @@ model in ``parameters`` (8B for the rest). It records every generate or chat bod
 (chats with their rendered ``prompt``), and can misbehave on purpose:
 ``fail_next(status, times)`` (with a ``Retry-After`` header while ``retry_after`` is
 set), ``hang_next(times)`` (never answer, until stopped),
-``delay`` seconds before answering, ``error_mid_stream``, and on a fixed schedule
+``delay`` seconds before answering (plus a random part of ``jitter``), ``error_mid_stream``, and on a fixed schedule
 (``FaultSchedule``: HTTP 500 every n-th call, a hang every m-th, garbage every k-th),
 which the fault soak (``scripts/soak.py``) uses. With ``summary`` set, prompts ending
 in the summarizer's cue (``SUMMARY:``) get that text instead of the next scripted reply;
@@ -23,6 +23,7 @@ It listens on 127.0.0.1 only, on a free port, in a background thread.
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from collections import Counter
@@ -116,7 +117,12 @@ class StubOllama(OllamaCompatibleServer):
                  summary: str | None = None, record: bool = True,
                  parameters: Mapping[str, int] | None = None,
                  knowledge: list[str] | None = None,
-                 handbook: list[str] | None = None) -> None:  # fmt: skip
+                 handbook: list[str] | None = None, jitter: float = 0.0,
+                 seed: int | None = None) -> None:  # fmt: skip
+        self.jitter = jitter
+        """Up to this many seconds more before each answer, at random (``seed``): calls
+        sent together come back in no particular order."""
+        self._rng = random.Random(seed)
         self.parameters = dict(parameters or {})
         """Parameter count per model, as ``/api/show`` reports it (others: 8B)."""
         self.replies = replies or ["look"]
@@ -216,6 +222,10 @@ class StubOllama(OllamaCompatibleServer):
                     self._next += 1
         if failure is None:
             self._released.wait(timeout=self.faults.hang_seconds if scheduled else 120)
+        if self.jitter:
+            with self._lock:
+                extra = self._rng.uniform(0, self.jitter)
+            time.sleep(extra)
         if self.delay:
             time.sleep(self.delay)
         if failure is None:

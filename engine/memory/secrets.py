@@ -91,6 +91,7 @@ _KEY = (
 _ASSIGNMENT = re.compile(
     rf"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]*?{_KEY})"  # 1: the key, with what leads to it
     r"(['\"]?[ \t]*[:=][ \t]*)"  # 2: the separator (a JSON key's closing quote first)
+    rf"(?![A-Za-z0-9_.-]*?{_KEY}['\"]?[ \t]*[:=])"  # not a key itself: that one is redacted
     r"(?:(\")(?:[^\"\\\n]|\\.)*(\"?)"  # 3, 4: a double-quoted value (or to the line end)
     r"|(')[^'\n]*('?)"  # 5, 6: a single-quoted one
     r"|([^\s\"'`,;&<>)}]+))",  # 7: an unquoted one

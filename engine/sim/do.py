@@ -84,11 +84,20 @@ async def do_commands(
     try:
         character = sim.character(as_name)
         llm = await compaction_llm(sim, environ)
+        models: dict[str, str] = {}
+        consolidators: dict[str, str] = {}
         if llm is not None:
             dispatcher, models, consolidators = llm
+        sim.begin_record("do", world, {
+            "summarizers": models, "consolidators": consolidators, "local": sim.embedded,
+            "endpoints": [e.name for e in dispatcher.endpoints] if dispatcher else [],
+            "retry": False, "compaction": dispatcher is not None,
+        })  # fmt: skip
+        if dispatcher is not None:
             sim.compactor.retry = sim.knowledge.retry = False
-            sim.start_compaction(dispatcher, models, consolidators)
+            sim.start_compaction(sim.recorded(dispatcher), models, consolidators)
         for index, line in enumerate(commands):
+            await sim.gate("input")
             result = sim.execute(character, line)
             if len(commands) > 1:
                 print(f"{'' if index == 0 else chr(10)}> {line}", file=out)
@@ -102,7 +111,8 @@ async def do_commands(
                 f"({sim.compactor.last_failure or 'not finished in time'}); it continues next run",
                 file=sys.stderr,
             )
-        sim.save()
+        await sim.checkpoint()
+        sim.end_record("done")
     finally:
         if dispatcher is not None:
             await dispatcher.aclose(grace=0)

@@ -25,16 +25,19 @@ queue seconds, retries, failures; money with a price per endpoint in ``llm.md``)
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from engine import wallclock
 from engine.agents.thinker import Generator, Turn
 from engine.errors import LLMError, VaultError
 from engine.llm.request import Generation, LLMRequest
+from engine.sim.sequencer import Sequencer, Turnstile
 from engine.vault.run_store import CALLS, DRAWS, EVENTS, TRAINING, RunFolder, Tape
 
 if TYPE_CHECKING:
@@ -104,8 +107,10 @@ class RunRecorder:
     costs: dict[str, Cost] = field(default_factory=dict)
     captured: Counter[str] = field(default_factory=Counter)
     """Training pairs captured this run: ``ok``, ``failed``."""
-    on_event: Callable[[int], None] | None = None
-    """Told each event's number as it is written (a replay's sequencer)."""
+    sequencer: Sequencer = field(default_factory=Turnstile)
+    """Puts the run's gates in order (``engine.sim.sequencer``; a replay's follows the tape)."""
+    on_event: Callable[[dict[str, Any]], None] | None = None
+    """Told each event as it is written (a replay compares it with the tape)."""
     _keys: Counter[tuple[str, int, str]] = field(default_factory=Counter)
     _in_turn: set[str] = field(default_factory=set)
 
@@ -120,10 +125,21 @@ class RunRecorder:
     def event(self, kind: str, **data: Any) -> int:
         """Write one event; its number (from 1)."""
         self.count += 1
-        self.events.append({"n": self.count, "kind": kind, **data})
+        line = {
+            "n": self.count,
+            "kind": kind,
+            **data,
+            "at": datetime.now().astimezone().isoformat(),
+        }
+        self.events.append(line)
         if self.on_event is not None:
-            self.on_event(self.count)
+            self.on_event(line)
         return self.count
+
+    async def gate(self, kind: str, key: str = "") -> None:
+        """Wait for the gate ``kind`` (see ``engine.sim.sequencer``); write its event
+        right after."""
+        await self.sequencer.gate(kind, key)
 
     def world_event(self, event: Event) -> None:
         self.event("event", event=event.kind.value, room=event.room_id, actor=event.actor_id,
@@ -151,16 +167,21 @@ class RunRecorder:
 
     # -- calls -----------------------------------------------------------------------------
 
-    def call(self, request: LLMRequest, turn: int, *, prompt: str | None, sent_after: int,
-             generation: Generation | None, error: LLMError | None, seconds: float) -> None:  # fmt: skip
-        kind = call_kind(request)
-        agent = request.agent or ""
-        key = (agent, turn, kind)
-        index = self._keys[key]
-        self._keys[key] += 1
+    def key(self, request: LLMRequest, turn: int) -> str:
+        """A new call's key: ``agent|turn|kind|index``, the index counting that agent's
+        calls of that kind in that turn (given when the call is asked for)."""
+        kind, agent = call_kind(request), request.agent or ""
+        index = self._keys[agent, turn, kind]
+        self._keys[agent, turn, kind] += 1
+        return f"{agent}|{turn}|{kind}|{index}"
+
+    def call(self, request: LLMRequest, key: str, *, prompt: str | None, sent_after: int,
+             generation: Generation | None, error: LLMError | str | None, seconds: float,
+             builds: int) -> None:  # fmt: skip
+        agent, turn, kind, index = key.split("|")
         latency = generation.latency if generation is not None else 0.0
         line: dict[str, Any] = {
-            "agent": agent, "turn": turn, "kind": kind, "index": index,
+            "key": key, "agent": agent, "turn": int(turn), "kind": kind, "index": int(index),
             "model": request.model,
             "endpoint": generation.endpoint if generation else getattr(error, "endpoint", ""),
             "prompt": prompt if self.prompts else None, "options": dict(request.options),
@@ -171,7 +192,7 @@ class RunRecorder:
             "cached_tokens": generation.cached_tokens if generation else 0,
             "queue_s": round(max(0.0, seconds - latency), 6), "latency_s": round(latency, 6),
             "retries": generation.retries if generation else getattr(error, "retries", 0),
-            "error": None if error is None else _error(error),
+            "error": None if error is None else _error(error), "builds": builds,
             "sent_after": sent_after, "answered_after": self.count,
         }  # fmt: skip
         self.calls.append(line)
@@ -203,42 +224,67 @@ class RunRecorder:
             raise first
 
 
-def _error(error: LLMError) -> dict[str, Any]:
+def _error(error: LLMError | str) -> dict[str, Any]:
+    if isinstance(error, str):
+        return {"type": error, "message": error, "status": None}
     return {"type": type(error).__name__, "message": str(error),
             "status": getattr(error, "status", None)}  # fmt: skip
 
 
 class RecordingLLM:
-    """The dispatcher, with every call written to the run's record. The prompt is
-    caught when the backend asks the factory for it (at dispatch), with the event
-    count then."""
+    """The dispatcher, with every call written to the run's record and its landings put
+    in order (``engine.sim.sequencer``): the ``send`` gate before the prompt is built,
+    the ``answer`` gate before the caller sees the reply."""
 
     def __init__(self, inner: Generator, recorder: RunRecorder,
                  turn_of: Callable[[str | None], int]) -> None:  # fmt: skip
         self.inner, self.recorder, self.turn_of = inner, recorder, turn_of
 
     async def generate(self, request: LLMRequest) -> Generation:
-        turn = self.turn_of(request.agent)
-        sent: dict[str, Any] = {"prompt": None, "after": self.recorder.count}
+        recorder = self.recorder
+        key = recorder.key(request, self.turn_of(request.agent))
+        sent: dict[str, Any] = {"prompt": None, "after": recorder.count, "builds": 0}
         factory = request.prompt
 
+        async def on_send() -> None:
+            if not sent["builds"]:  # a retry builds the prompt again, without a gate
+                await recorder.gate("send", key)
+
         def prompt() -> str:
+            if not sent["builds"]:
+                recorder.event("send", key=key)
+                sent["after"] = recorder.count
+            sent["builds"] += 1
             text = factory()
-            sent["prompt"], sent["after"] = text, self.recorder.count
+            sent["prompt"] = text
             return text
 
         started = time.perf_counter()
+        wrapped = replace(request, prompt=prompt, on_send=on_send, record_key=key)
         try:
-            generation = await self.inner.generate(replace(request, prompt=prompt))
+            generation = await self.inner.generate(wrapped)
         except LLMError as exc:
-            self.recorder.call(request, turn, prompt=sent["prompt"], sent_after=sent["after"],
-                               generation=None, error=exc,
-                               seconds=time.perf_counter() - started)  # fmt: skip
+            await recorder.gate("answer", key)
+            recorder.event("answer", key=key, ok=False)
+            self._call(request, key, sent, None, exc, started)
             raise
-        self.recorder.call(request, turn, prompt=sent["prompt"], sent_after=sent["after"],
-                           generation=generation, error=None,
-                           seconds=time.perf_counter() - started)  # fmt: skip
+        except asyncio.CancelledError:
+            self._call(request, key, sent, None, "cancelled", started)
+            raise
+        except Exception as exc:  # the prompt could not be built: the caller says why
+            self._call(request, key, sent, None, type(exc).__name__, started)
+            raise
+        await recorder.gate("answer", key)
+        recorder.event("answer", key=key, ok=True)
+        self._call(request, key, sent, generation, None, started)
         return generation
+
+    def _call(self, request: LLMRequest, key: str, sent: dict[str, Any],
+              generation: Generation | None, error: LLMError | str | None,
+              started: float) -> None:  # fmt: skip
+        self.recorder.call(request, key, prompt=sent["prompt"], sent_after=sent["after"],
+                           generation=generation, error=error, builds=sent["builds"],
+                           seconds=time.perf_counter() - started)  # fmt: skip
 
 
 def costs_of(
@@ -249,3 +295,15 @@ def costs_of(
     for call in calls:
         add_call(costs, call, prices)
     return dict(costs)
+
+
+def prices_of(meta: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    """Endpoint URL -> (price in, price out) per million tokens, from a ``run.json``."""
+    endpoints = meta.get("settings", {}).get("llm", {}).get("endpoints") or []
+    return {str(e.get("url")): (float(e.get("price_in") or 0), float(e.get("price_out") or 0))
+            for e in endpoints if isinstance(e, dict)}  # fmt: skip
+
+
+def run_costs(run: RunFolder) -> dict[str, Cost]:
+    """Each agent's cost in a run, from its calls (so a killed run has them too)."""
+    return costs_of(run.read(CALLS), prices_of(run.meta()))

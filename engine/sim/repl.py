@@ -51,6 +51,9 @@ async def play(options: RunOptions, environ: Mapping[str, str], *, frozen: bool 
     try:
         me = sim.character(options.as_name)  # an unknown --as is exit 2 before any LLM
         live = None if frozen else await _connect(sim, options, environ)
+        if live is None:  # no agents: the record has the player's inputs alone
+            sim.begin_record("play", options.world, {"models": {}, "local": False,
+                                                     "seed": options.seed})  # fmt: skip
         lines = open_lines(options.vault / ".play-history")
         try:
             await _session(sim, me, lines, live, options)
@@ -66,7 +69,7 @@ async def _connect(
     """The LLM for the agents, or None (said in one line) when none answers and none was
     named with ``--llm``."""
     try:
-        return await connect(sim, options, environ)
+        return await connect(sim, options, environ, kind="play")
     except LLMError as exc:
         if options.llm is not None:
             raise
@@ -104,7 +107,8 @@ async def _session(
     finally:
         if live is not None:
             await wind_down(sim, scheduler, live[0])
-        sim.save()
+        await sim.checkpoint()
+        sim.end_record("the player left")
     print("Saved. Goodbye.", flush=True)
 
 
@@ -164,6 +168,7 @@ async def _player(sim: Simulation, me: Character, lines: LineSource) -> None:
             return
         if not line.strip():
             continue
+        await sim.gate("input")  # the player's line takes its exact place in the record
         lines.show(sim.execute(me, line).shown)
         sim.save()
 

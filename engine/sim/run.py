@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from engine.agents.reply import RECENT_COMMANDS
-from engine.agents.thinker import Thinker, Turn
+from engine.agents.thinker import Generator, Thinker, Turn
 from engine.config import embedder_model
 from engine.llm.connect import (
     build_dispatcher,
@@ -98,9 +98,10 @@ def make_thinkers(
 
 
 async def connect(
-    sim: Simulation, options: RunOptions, environ: Mapping[str, str]
+    sim: Simulation, options: RunOptions, environ: Mapping[str, str], *, kind: str = "run"
 ) -> tuple[Dispatcher, dict[str, str]]:
-    """Pick the LLM and models, and check the server has them (exit 3 if not)."""
+    """Pick the LLM and models, and check the server has them (exit 3 if not); the run's
+    record (``kind``: run, play) begins here."""
 
     def notice(line: str) -> None:
         print(f"mudsim: {line}", file=sys.stderr, flush=True)
@@ -123,16 +124,29 @@ async def connect(
     consolidators = summarizer_models(sim, options.model, environ, role="consolidator")
     if choice.local:
         consolidators = dict.fromkeys(consolidators, LOCAL_MODEL)
-    sim.start_compaction(dispatcher, summarizers, consolidators)
-    if choice.local:  # its prefix cache keeps an agent's prompt evaluated after a compaction
-        sim.compactor.warm = sim.warm_prompt
-    sim.embedded = choice.local  # its handbook is written by rules, its retrieval smaller
-    sim.recollection.embedder = choose_embedder(
+    embedder = choose_embedder(
         [e.backend for e in dispatcher.endpoints], embedder_model(sim.settings)
     )
-    if sim.knowledge.handbook is not None:
-        sim.knowledge.handbook.embedded = choice.local
+    sim.begin_record(kind, options.world, {
+        "models": models, "summarizers": summarizers, "consolidators": consolidators,
+        "local": choice.local, "seed": options.seed, "turns": options.turns,
+        "endpoints": [e.name for e in dispatcher.endpoints], "embedder": embedder is not None,
+    })  # fmt: skip
+    configure_memory(sim, dispatcher, summarizers, consolidators, local=choice.local)
+    sim.recollection.embedder = embedder
     return dispatcher, models
+
+
+def configure_memory(sim: Simulation, llm: Generator, summarizers: dict[str, str],
+                     consolidators: dict[str, str], *, local: bool) -> None:  # fmt: skip
+    """Compactions, knowledge passes, handbooks and dreams think with ``llm`` from now on
+    (through the run's record, when it is recorded)."""
+    sim.start_compaction(sim.recorded(llm), summarizers, consolidators)
+    if local:  # its prefix cache keeps an agent's prompt evaluated after a compaction
+        sim.compactor.warm = sim.warm_prompt
+    sim.embedded = local  # its handbook is written by rules, its retrieval smaller
+    if sim.knowledge.handbook is not None:
+        sim.knowledge.handbook.embedded = local
 
 
 class Narrator:
@@ -215,7 +229,7 @@ def start_agents(
     thinkers = make_thinkers(sim, models, seed)
     names = {sim.world.characters[a].name: m for a, m in models.items()}
     sim.llm = LLMLink(dispatcher, names, thinkers)
-    return Scheduler(sim, dispatcher, thinkers, seed=seed)
+    return Scheduler(sim, sim.recorded(dispatcher), thinkers, seed=seed)
 
 
 async def wind_down(sim: Simulation, scheduler: Scheduler | None, dispatcher: Dispatcher) -> None:
@@ -225,6 +239,13 @@ async def wind_down(sim: Simulation, scheduler: Scheduler | None, dispatcher: Di
     await sim.wind_down_memory(SHUTDOWN_GRACE)
     await sim.supervisor.aclose()
     await dispatcher.aclose(grace=1.0)
+
+
+def end_reason(scheduler: Scheduler, turns: int | None) -> str:
+    """Why a run ended, as its record says."""
+    if turns is not None and all(n >= turns for n in scheduler.turns_taken.values()):
+        return "turns done"
+    return "stopped"
 
 
 async def run_headless(
@@ -239,16 +260,35 @@ async def run_headless(
         scheduler = start_agents(sim, dispatcher, models, options.seed)
         scheduler.listen(Narrator(sim, out))
         started = time.perf_counter()
+        reason = "error"
         with graceful_interrupts(scheduler.stop, scheduler.abort):
             try:
                 await scheduler.run(options.turns)
+                reason = end_reason(scheduler, options.turns)
+            except asyncio.CancelledError:
+                reason = "interrupted"
+                raise
             finally:
                 await wind_down(sim, scheduler, dispatcher)
-                sim.save()
+                await sim.checkpoint()
+                sim.end_record(reason)
         print(summary(scheduler, dispatcher, time.perf_counter() - started), file=out, flush=True)
+        print(cost_line(sim), file=out, flush=True)
         return scheduler
     finally:
+        sim.end_record("error")  # only if it was not closed above
         sim.close()
+
+
+def cost_line(sim: Simulation) -> str:
+    """The headless summary's cost per agent (from the run's record)."""
+    costs = sim.last_costs
+    if not costs:
+        return "Cost: not recorded (record: false)."
+    parts = [f"{name} {c.tokens_in}+{c.tokens_out} tokens, {c.llm_s:.1f} s LLM, "
+             f"{sum(c.calls.values())} calls" + (f", {c.money:.4f}" if c.money else "")
+             for name, c in sorted(costs.items())]  # fmt: skip
+    return "Cost per agent: " + "; ".join(parts) + "."
 
 
 STOPPING = "stopping: letting turns in progress finish (Ctrl-C again to cut short)"

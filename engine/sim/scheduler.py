@@ -143,7 +143,7 @@ class Scheduler:
             await self._running.wait()
             if self.stopping:
                 return
-            turn = asyncio.create_task(self._turn(agent))
+            turn = asyncio.create_task(self.take_turn(agent))
             try:
                 # shielded: stopping cancels this timer, never a turn in progress
                 await asyncio.shield(turn)
@@ -160,17 +160,17 @@ class Scheduler:
         order = list(agents)
         self.rng.shuffle(order)
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(self._turn(agent)) for agent in order]
+            tasks = [group.create_task(self.take_turn(agent)) for agent in order]
         return [task.result() for task in tasks]
 
-    async def _turn(self, agent: str) -> Turn:
+    async def take_turn(self, agent: str) -> Turn:
         """One turn, run as its own task (so ``finish`` can wait for it)."""
         task = asyncio.current_task()
         assert task is not None
         self._turns.add(task)
         thinker = self.thinkers[agent]
-        self.sim.turn_starting(agent, thinker.turns + 1)  # a decision of the run's record
         try:
+            await self.sim.turn_starting(agent, thinker.turns + 1)  # the run record's gate
             turn = await thinker.take_turn(self.llm)
         except asyncio.CancelledError:
             if not self.stopping:

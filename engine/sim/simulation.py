@@ -42,7 +42,7 @@ from engine.sim.clock import WorldClock
 from engine.sim.command_context import SimContext
 from engine.sim.prompting import build_prompt
 from engine.sim.recollection import Recollection
-from engine.sim.recorder import RecordingLLM, RunRecorder
+from engine.sim.recorder import Cost, RecordingLLM, RunRecorder
 from engine.sim.world_apply import lacking_note, note_on_stderr, plan_for
 from engine.vault.journal import EVERY_100_MS
 from engine.vault.lock import VaultLock
@@ -109,6 +109,8 @@ class Simulation:
         """This run's record (``begin_record``), or None: not recorded."""
         self._recording: contextlib.ExitStack | None = None
         self._record_meta: dict[str, Any] = {}
+        self.last_costs: dict[str, Cost] = {}
+        """Each agent's cost in the run just recorded (``end_record``)."""
         self.minds: dict[str, MemoryStream] = {
             c.id: MemoryStream.open(vault, c, self.windows_for(c), warn=warn)
             for c in world.characters.values()
@@ -203,6 +205,8 @@ class Simulation:
     async def settle_memory(self, within: float) -> None:
         """``do``: let the compactions and knowledge passes started finish (at most
         ``within`` s each), then stop the rest."""
+        await self.gate("settle")
+        self.note("settle")
         await self.compactor.settle(within)
         await self.knowledge.settle(within)
         await self.dreams.drain(within)
@@ -210,6 +214,8 @@ class Simulation:
     async def wind_down_memory(self, grace: float) -> None:
         """The end of a run: a knowledge pass for each agent with anything new, then
         compactions and passes in progress get ``grace`` s; the rest waits for the next."""
+        await self.gate("wind-down")
+        self.note("wind-down")
         self.knowledge.at_run_end(list(self.minds.values()))
         await asyncio.gather(
             self.compactor.drain(grace), self.knowledge.drain(grace), self.dreams.drain(grace)
@@ -232,6 +238,21 @@ class Simulation:
         """An event of the run's record (when it is recorded)."""
         if self.recorder is not None:
             self.recorder.event(kind, **data)
+
+    async def gate(self, kind: str, key: str = "") -> None:
+        """Wait for the run record's gate ``kind`` (``engine.sim.sequencer``): a decision
+        from outside (a player's input, the run's end) takes its exact place."""
+        if self.recorder is not None:
+            await self.recorder.gate(kind, key)
+
+    async def checkpoint(self) -> None:
+        """Save at the end of a run, at its place in the record (saved even when the
+        wait for that place is cut short)."""
+        try:
+            await self.gate("save")
+        finally:
+            self.note("save")
+            self.save()
 
     def begin_record(self, kind: str, world_file: Path | None, meta: dict[str, Any]) -> None:
         """Record this run (``config/record.md``: ``record``) in ``runs/<id>/``: its start,
@@ -263,6 +284,7 @@ class Simulation:
             return
         recorder.event("end", reason=reason, sim=self.clock.reading())
         self.recorder = self._recording = None
+        self.last_costs = dict(recorder.costs)
         stack.close()
         try:
             recorder.close()
@@ -289,8 +311,9 @@ class Simulation:
         thinker = link.thinkers.get(found[0].id) if found else None
         return thinker.turns if thinker is not None else 0
 
-    def turn_starting(self, agent_id: str, turn: int) -> None:
+    async def turn_starting(self, agent_id: str, turn: int) -> None:
         if self.recorder is not None:
+            await self.recorder.gate("turn-start", agent_id)
             self.recorder.turn_started(agent_id, self.world.characters[agent_id].name, turn)
 
     def turn_finished(self, agent_id: str, turn: Turn, number: int,
@@ -505,7 +528,8 @@ class Simulation:
     def close(self) -> None:
         """Flush every journal and give the vault back (does not save the world). Every
         journal is closed and the lock released even when one fails; then the first
-        failure is raised."""
+        failure is raised. A run record still open is closed first."""
+        self.end_record("closed")
         first: VaultError | None = None
         for mind in self.minds.values():
             try:

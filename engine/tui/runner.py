@@ -25,7 +25,7 @@ async def build_app(sim: Simulation, options: RunOptions, environ: Mapping[str, 
     names = {sim.world.characters[a].name: m for a, m in models.items()}
     thinkers = make_thinkers(sim, models, options.seed)
     sim.llm = LLMLink(dispatcher, names, thinkers)
-    scheduler = Scheduler(sim, dispatcher, thinkers, seed=options.seed)
+    scheduler = Scheduler(sim, sim.recorded(dispatcher), thinkers, seed=options.seed)
     return MudsimApp(sim, scheduler, dispatcher, names, player=player, turns=options.turns)
 
 
@@ -36,7 +36,8 @@ async def close_app(app: MudsimApp) -> None:
     await app.sim.supervisor.aclose()
     if app.dispatcher is not None:
         await app.dispatcher.aclose(grace=1.0)
-    app.sim.save()
+    await app.sim.checkpoint()
+    app.sim.end_record("stopped")
 
 
 async def run_tui(options: RunOptions, environ: Mapping[str, str]) -> None:

@@ -41,11 +41,12 @@ def test_a_headless_run_of_the_demo_world(
                           "--llm", stub.url, "--model", "tiny", "--seed", "1")  # fmt: skip
     assert code == 0, err
     lines = out.splitlines()
-    assert all(re.match(r"^\[The (Lobby|Garden|Library|Attic)\] ", line) for line in lines[:-1])
+    assert all(re.match(r"^\[The (Lobby|Garden|Library|Attic)\] ", line) for line in lines[:-2])
     assert 'Eliza says, "Good morning."' in out
     assert "to be friendly" not in out  # the reason is private
     assert "deep in thought" not in out  # ambient lines are left out of the narrative
-    assert lines[-1].startswith("Run summary: 2 agents, 10 turns (0 skipped), ")
+    assert lines[-2].startswith("Run summary: 2 agents, 10 turns (0 skipped), ")
+    assert re.match(r"Cost per agent: Eliza \d+\+\d+ tokens, .*; Moss ", lines[-1])
     # every agent took 5 turns: one executed command each, remembered in the vault
     for name in ("Eliza", "Moss"):
         records = [
@@ -57,7 +58,7 @@ def test_a_headless_run_of_the_demo_world(
     assert all(body["prompt"].endswith(("~Eliza>", "~Moss>")) for body in turns)
     passes = [body for body in stub.requests if is_knowledge_prompt(body)]
     assert len(passes) == 2  # the end of the run: one pass each (nothing learned: no 2nd call)
-    assert "2 knowledge passes (0 changed a bank, 0 failed), " in lines[-1]
+    assert "2 knowledge passes (0 changed a bank, 0 failed), " in lines[-2]
     first = stub.requests[0]
     assert first["raw"] is True
     assert first["model"] == "tiny"
@@ -205,7 +206,7 @@ def test_ctrl_c_stops_gracefully_and_saves(stub: StubOllama, tmp_path: Path) -> 
     assert process.returncode == 0, err
     assert "stopping" in err
     assert "Traceback" not in err
-    assert out.splitlines()[-1].startswith("Run summary: 2 agents,")
+    assert out.splitlines()[-2].startswith("Run summary: 2 agents,")
     state = json.loads((vault / "agents" / "Eliza" / "memory-state.json").read_text())
     assert state["memories"] >= 0
     assert (vault / "world" / "world.yaml").exists()

@@ -277,8 +277,9 @@ def test_a_headless_run_shows_the_skips_and_counts_them(
     assert f"could not build the prompt: {note} has invalid front matter" in skips[0]
     assert 'Bo says, "Hi."' in out or "The Yard" in out  # Bo acted
     assert "Traceback" not in out + err
-    summary = out.splitlines()[-1]
+    summary, cost = out.splitlines()[-2:]
     assert summary.startswith("Run summary: 2 agents, 4 turns (2 skipped), ")
+    assert cost.startswith("Cost per agent: Ada 0+0 tokens, 0.0 s LLM, 2 calls; Bo ")
 
 
 async def test_a_timer_that_fails_is_shown_and_the_other_agents_go_on(

@@ -1,0 +1,150 @@
+"""What a replay plays back from a run's record: the LLM calls by key (``TapeBackend``)
+and the order of the run's gates (``ReplaySequencer``). No I/O but what the engine
+itself does; ``engine.lab.replay`` drives them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from engine.agents.thinker import Generator
+from engine.errors import LLMResponseError, LLMUnavailableError, MudsimError
+from engine.llm.request import Generation, LLMRequest
+from engine.sim.sequencer import Turnstile
+
+WAITED_GATES = frozenset({"send", "answer"})
+"""The gates a replay opens when the tape reaches them; the others (a turn's start, a
+run's wind-down) are the replay's own actions, so they pass at once."""
+UNCOMPARED = frozenset({"at"})
+"""Event fields a replay does not compare (the wall-clock time it was written)."""
+
+
+class ReplayDiverged(MudsimError):
+    """The replay left the recorded path (the first place is said)."""
+
+
+def first_difference(recorded: str, replayed: str) -> str:
+    """Where two texts first differ, as one line."""
+    old, new = recorded.splitlines(), replayed.splitlines()
+    for number, (a, b) in enumerate(zip(old, new, strict=False), 1):
+        if a != b:
+            return f"line {number}: recorded {a[:80]!r}, replayed {b[:80]!r}"
+    return f"the recorded text has {len(old)} lines, the replayed {len(new)}"
+
+
+class ReplaySequencer:
+    """The gates of a replay: ``send`` and ``answer`` wait until ``open`` (the tape has
+    reached them); after ``go_live`` (a fork's branch point) every gate is a live one."""
+
+    def __init__(self, events: Sequence[Mapping[str, Any]]) -> None:
+        self.events = events
+        self.waiting: dict[tuple[str, str], asyncio.Future[None]] = {}
+        self.live: Turnstile | None = None
+        self.failure: str | None = None
+
+    async def gate(self, kind: str, key: str = "") -> None:
+        if self.live is not None:
+            await self.live.gate(kind, key)
+            return
+        if kind not in WAITED_GATES:
+            return
+        future = asyncio.get_running_loop().create_future()
+        self.waiting[kind, key] = future
+        try:
+            await future
+        finally:
+            self.waiting.pop((kind, key), None)
+
+    def open(self, kind: str, key: str) -> bool:
+        future = self.waiting.get((kind, key))
+        if future is None or future.done():
+            return False
+        future.set_result(None)
+        return True
+
+    def go_live(self) -> None:
+        self.live = Turnstile()
+        for future in list(self.waiting.values()):
+            if not future.done():
+                future.set_result(None)
+
+    def diverge(self, message: str) -> None:
+        """Note the first way the replay left the recorded path."""
+        if self.failure is None:
+            self.failure = message
+
+    def compare(self, line: Mapping[str, Any]) -> None:
+        """An event the replay wrote, against the tape's event of the same number."""
+        if self.live is not None:
+            return
+        number = int(line["n"])
+        if number > len(self.events):
+            self.diverge(f"event {number} ({line['kind']}) is not in the recording")
+            return
+        recorded = self.events[number - 1]
+        for field in sorted((set(recorded) | set(line)) - UNCOMPARED):
+            if recorded.get(field) != line.get(field):
+                self.diverge(
+                    f"event {number} ({recorded.get('kind')}) differs in {field}: recorded "
+                    f"{_short(recorded.get(field))}, replayed {_short(line.get(field))}"
+                )
+                return
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+class TapeBackend:
+    """Serves each call its recorded reply, by the call's key (never by its prompt), after
+    building the prompt as the recorded run did and checking it is the same text. After
+    a fork's branch point (``live`` set) new calls go to the live LLM."""
+
+    name = "tape"
+
+    def __init__(self, calls: Mapping[str, Mapping[str, Any]], sequencer: ReplaySequencer) -> None:
+        self.calls = calls
+        self.sequencer = sequencer
+        self.live: Generator | None = None
+        self.served = 0
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        if self.live is not None:
+            return await self.live.generate(replace(request, on_send=None, record_key=None))
+        key = request.record_key or ""
+        call = self.calls.get(key)
+        if call is None:
+            self.sequencer.diverge(f"the replay asked for a call the recording lacks: {key}")
+            raise LLMUnavailableError(f"the tape has no call {key}")
+        prompt = ""
+        for _ in range(max(1, int(call.get("builds") or 1))):
+            prompt = request.prompt()
+        recorded = call.get("prompt")
+        if recorded is not None and prompt != recorded:
+            self.sequencer.diverge(
+                f"the prompt of call {key} differs: {first_difference(recorded, prompt)}"
+            )
+        self.served += 1
+        error = call.get("error")
+        if isinstance(error, dict):
+            if error.get("type") == "cancelled":  # it never ended: neither does this
+                await asyncio.Event().wait()
+            message = str(error.get("message") or "the recorded call failed")
+            if error.get("type") == "LLMResponseError":
+                raise LLMResponseError(message)
+            raise LLMUnavailableError(message)
+        return Generation(
+            text=str(call.get("reply") or ""),
+            prompt_tokens=int(call.get("prompt_tokens") or 0),
+            completion_tokens=int(call.get("completion_tokens") or 0),
+            latency=float(call.get("latency_s") or 0.0),
+            done_reason=call.get("done_reason"),
+            cached_tokens=int(call.get("cached_tokens") or 0),
+        )
+
+    async def aclose(self) -> None:
+        return None

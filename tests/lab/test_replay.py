@@ -1,0 +1,166 @@
+"""Exact replay and forks: a recorded 3-agent run (concurrent thinking against a loopback
+server answering in random order, compactions, knowledge passes, a room dug mid-run)
+replays byte for byte with no server; an altered tape says where it diverged; a fork
+keeps the first turns and goes its own way after them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.cli import main
+from engine.llm.stub_server import StubOllama
+from engine.vault.run_store import CALLS, EVENTS, manifest, read_tape, runs
+
+WORLD = """\
+name: Three
+rooms:
+  - {id: hall, name: The Hall, description: A long hall., exits: {north: yard}}
+  - {id: yard, name: The Yard, description: A muddy yard., exits: {south: hall}}
+characters:
+  - {name: Ada, type: agent, role: builder, location: hall, profile: A gardener.,
+     immediate_window: 4, recent_window: 4}
+  - {name: Bo, type: agent, role: builder, location: yard, profile: A smith.,
+     immediate_window: 4, recent_window: 4}
+  - {name: Cy, type: agent, role: builder, location: hall, profile: A baker.,
+     immediate_window: 4, recent_window: 4}
+  - {name: Pat, type: player, role: admin, location: hall}
+"""
+REPLIES = ["say Good morning", "look", "@dig The Shed -> A lean-to of planks.", "go north",
+           "say The bread is warm", "go south", "emote stretches", "look"]  # fmt: skip
+KNOWLEDGE = ['[{"type": "fact", "text": "The bread is warm in the morning."}]']
+
+
+@pytest.fixture
+def stub() -> Iterator[StubOllama]:
+    with StubOllama(REPLIES, models=["tiny"], jitter=0.03, seed=5, summary="They talked.",
+                    knowledge=KNOWLEDGE * 3) as server:  # fmt: skip
+        yield server
+
+
+@pytest.fixture
+def recorded(tmp_path: Path, stub: StubOllama, capsys: pytest.CaptureFixture[str],
+             monkeypatch: pytest.MonkeyPatch) -> Path:  # fmt: skip
+    """The record of a headless run of three agents, 6 turns each."""
+    monkeypatch.delenv("MUDSIM_LLM_URL", raising=False)  # llm.md names the server
+    world, vault = tmp_path / "three.yaml", tmp_path / "vault"
+    world.write_text(WORLD, encoding="utf-8")
+    config = vault / "config"
+    config.mkdir(parents=True)
+    (config / "memory_compaction.md").write_text("---\nconsolidate_every: 8\n---\n")
+    endpoint = f"{{url: '{stub.url}', kind: ollama, model: tiny, slots: 4}}"
+    (config / "llm.md").write_text(f"---\nendpoints: [{endpoint}]\n---\n")  # 4 at once
+    code = main(["run", str(world), "--vault", str(vault), "--headless", "--turns", "6",
+                 "--seed", "3"])  # fmt: skip
+    _out, err = capsys.readouterr()
+    assert code == 0, err
+    (run,) = runs(vault)
+    return run.folder
+
+
+def _events(run_dir: Path) -> list[dict[str, Any]]:
+    return [{k: v for k, v in e.items() if k != "at"} for e in read_tape(run_dir / EVENTS)]
+
+
+def test_the_record_has_every_call_and_event_of_the_run(recorded: Path) -> None:
+    meta = json.loads((recorded / "run.json").read_text())
+    assert meta["reason"] == "turns done"
+    assert meta["kind"] == "run"
+    assert sorted(meta["models"].values()) == ["tiny"] * 3
+    calls = read_tape(recorded / CALLS)
+    kinds = {c["kind"] for c in calls}
+    assert {"turn", "summary"} <= kinds
+    assert kinds & {"extraction", "consolidation"}
+    turns = [c for c in calls if c["kind"] == "turn"]
+    assert len(turns) >= 18
+    assert all(c["prompt"] and c["reply"] for c in turns)
+    assert len({(c["agent"], c["turn"], c["kind"], c["index"]) for c in calls}) == len(calls)
+    events = _events(recorded)
+    assert [e["n"] for e in events] == list(range(1, len(events) + 1))
+    sent = [e["key"] for e in events if e["kind"] == "send"]
+    answered = [e["key"] for e in events if e["kind"] == "answer"]
+    assert sent != answered  # the agents thought at once, answered in another order
+    assert sum(e["kind"] == "turn" for e in events) == 18
+    assert any(e["kind"] == "command" and e["line"].startswith("@dig") for e in events)
+    assert events[-1]["kind"] == "end"
+    cost = meta["costs"]
+    assert sum(c["tokens_in"] for c in cost.values()) == sum(c["prompt_tokens"] for c in calls)
+
+
+def test_a_replay_with_no_server_ends_byte_identical(
+    recorded: Path, tmp_path: Path, stub: StubOllama, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub.stop()  # nothing to answer: the tape does
+    new = tmp_path / "replayed"
+    code = main(["replay", str(recorded), "--vault", str(new)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "byte-identical" in out
+    end = json.loads((recorded / "end.json").read_text())
+    assert manifest(new) == end
+    assert any(name.startswith("agents/") and "summaries" in name for name in end)
+    (replay,) = runs(new)
+    assert _events(replay.folder)[:-1] == _events(recorded)[:-1]  # all but the end's reason
+
+
+def test_an_altered_reply_stops_the_replay_at_the_first_divergence(
+    recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(recorded.parent.parent, copy)
+    run_dir = copy / "runs" / recorded.name
+    lines = (run_dir / CALLS).read_text().splitlines()
+    calls = [json.loads(line) for line in lines]
+    index = next(i for i, c in enumerate(calls) if c["kind"] == "turn" and c["turn"] == 3)
+    calls[index]["reply"] = "say Something else entirely"
+    (run_dir / CALLS).write_text("".join(json.dumps(c) + "\n" for c in calls))
+    code = main(["replay", str(run_dir), "--vault", str(tmp_path / "new")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "the replay diverged: event " in err
+    assert "Something else entirely" in err
+    assert "Traceback" not in err
+
+
+def test_a_fork_keeps_the_first_turns_and_goes_its_own_way(
+    recorded: Path, tmp_path: Path, stub: StubOllama, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub.stop()
+    new = tmp_path / "fork"
+    code = main(["fork", str(recorded), "--at", "10", "--vault", str(new), "--headless",
+                 "--turns", "1", "--llm", "fake:say A different morning"])  # fmt: skip
+    _out, err = capsys.readouterr()
+    assert code == 0, err
+    parent = _events(recorded)
+    branch = [e["n"] for e in parent if e["kind"] == "turn"][9]
+    (fork,) = runs(new)
+    mine = _events(fork.folder)
+    assert mine[:branch] == parent[:branch]
+    assert mine[branch]["kind"] == "branch"
+    said = [e["text"] for e in mine[branch:] if e["kind"] == "event"]
+    assert any("A different morning" in text for text in said)
+    assert not any("A different morning" in e.get("text", "") for e in parent)
+    meta = json.loads((fork.folder / "run.json").read_text())
+    assert meta["parent"] == recorded.name
+    assert meta["branch_at"] == 10
+
+
+def test_status_json_shows_the_last_runs_cost_per_agent(
+    recorded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault = recorded.parent.parent
+    assert main(["status", "--vault", str(vault), "--json"]) == 0
+    last = json.loads(capsys.readouterr().out)["last_run"]
+    assert last["id"] == recorded.name
+    calls = read_tape(recorded / CALLS)
+    for name in ("Ada", "Bo", "Cy"):
+        mine = [c for c in calls if c["agent"] == name]
+        cost = last["costs"][name]
+        assert cost["tokens_in"] == sum(c["prompt_tokens"] for c in mine) > 0
+        assert cost["tokens_out"] == sum(c["completion_tokens"] for c in mine)
+        assert cost["calls_total"] == len(mine)
