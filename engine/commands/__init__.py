@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.commands import (
     admin,
     building,
+    chronicle,
     clock,
     handbook,
     identity,
@@ -13,6 +14,7 @@ from engine.commands import (
     movement,
     query,
     social,
+    training,
 )
 from engine.commands.context import CommandContext
 from engine.commands.parser import ParsedLine, parse_line
@@ -37,6 +39,7 @@ def default_registry() -> Registry:
     registry = Registry()
     families = (
         social, movement, memory, knowledge, handbook, identity, query, building, admin, clock,
+        chronicle, training,
     )  # fmt: skip
     for family in families:
         registry.extend(family.COMMANDS)

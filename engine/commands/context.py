@@ -7,6 +7,7 @@ protocol, which ``engine.sim`` implements. Tests can implement it too.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from engine.commands.registry import Registry
@@ -16,6 +17,17 @@ from engine.vault.notes import NoteStore
 from engine.world.events import EventKind
 from engine.world.model import Character
 from engine.world.world import World
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingCapture:
+    """Whether this run captures agent turns as training pairs, and how many it has."""
+
+    on: bool
+    ok: int
+    failed: int
+    run: str
+    """The run record's id (``vault/runs/<run>/training.jsonl``)."""
 
 
 class CommandContext(Protocol):
@@ -66,3 +78,16 @@ class CommandContext(Protocol):
     def dream(self, character: Character) -> tuple[bool, str]:
         """Start ``character``'s dream (in the background): whether it started, and what
         to tell the dreamer."""
+
+    def chronicle(self, room_id: str | None, count: int) -> list[str]:
+        """The last ``count`` lines of today's world chronicle, or of room ``room_id``'s."""
+
+    def clear_chronicle(self) -> list[tuple[str, int]]:
+        """Remove today's chronicle files (earlier days stay): each one's path in the
+        chronicle folder and how many lines it held."""
+
+    def training(self) -> TrainingCapture | None:
+        """This run's training capture, or None when the run is not recorded."""
+
+    def toggle_training(self) -> TrainingCapture | None:
+        """Switch this run's training capture on or off; None when the run is not recorded."""

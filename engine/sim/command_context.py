@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.commands import Registry
+from engine.commands.context import TrainingCapture
 from engine.llm.status import render_llm_status
 from engine.memory.retrieval import line
 from engine.sim.prompting import build_prompt
@@ -81,3 +82,23 @@ class SimContext:
 
     def dream(self, character: Character) -> tuple[bool, str]:
         return self.sim.dreams.start(self.sim.minds[character.id])
+
+    def chronicle(self, room_id: str | None, count: int) -> list[str]:
+        return self.sim.chronicle.tail(room_id, count)
+
+    def clear_chronicle(self) -> list[tuple[str, int]]:
+        return [(cleared.path, cleared.lines) for cleared in self.sim.chronicle.clear()]
+
+    def training(self) -> TrainingCapture | None:
+        recorder = self.sim.recorder
+        if recorder is None:
+            return None
+        captured = recorder.captured
+        return TrainingCapture(
+            recorder.training, captured["ok"], captured["failed"], recorder.run.id
+        )
+
+    def toggle_training(self) -> TrainingCapture | None:
+        if self.sim.recorder is not None:
+            self.sim.recorder.training = not self.sim.recorder.training
+        return self.training()

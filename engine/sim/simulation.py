@@ -38,6 +38,7 @@ from engine.memory.retrieval import TokenRate
 from engine.memory.secrets import redact_value
 from engine.memory.status import MemoryStatus
 from engine.memory.waterfall import Windows
+from engine.sim.chronicle import Chronicle
 from engine.sim.clock import WorldClock
 from engine.sim.command_context import SimContext
 from engine.sim.prompting import build_prompt
@@ -111,6 +112,8 @@ class Simulation:
         self._record_meta: dict[str, Any] = {}
         self.last_costs: dict[str, Cost] = {}
         """Each agent's cost in the run just recorded (``end_record``)."""
+        self.chronicle = Chronicle.open(vault.root, world, lambda message: self.warn(message))
+        """The world's readable narrative, written as events happen (``vault/chronicle/``)."""
         self.minds: dict[str, MemoryStream] = {
             c.id: MemoryStream.open(vault, c, self.windows_for(c), warn=warn)
             for c in world.characters.values()
@@ -492,6 +495,7 @@ class Simulation:
             event = replace(event, sim=self.clock.reading())
         if self.recorder is not None:
             self.recorder.world_event(event)
+        self.chronicle.record(event)
         if event.remembered:
             present = self.world.characters_in(event.room_id)
             names = [c.name for c in present]

@@ -209,6 +209,10 @@ _FOLDER_FILES = re.compile(
     r"(agent\.md|memories\.jsonl|memory-state\.json|notes/[\w-]{1,200}\.md"
     r"|summaries/[A-Za-z0-9_.-]+\.md)"
 )
+_CHRONICLE_FILES = re.compile(
+    r"chronicle/(days/\d{4}-\d{2}-\d{2}/)?(world\.md|rooms/[A-Za-z0-9_-]{1,73}\.md)"
+)
+"""The chronicle (``engine.vault.chronicle``): today's files, and earlier days'."""
 
 
 def check_layout(copy: Copy, world: World) -> None:
@@ -223,6 +227,9 @@ def check_layout(copy: Copy, world: World) -> None:
         if rel in (".lock", "world/world.yaml", "world/clock.json") or re.fullmatch(
             r"config/(llm|memory_compaction|ai_defaults|limits|record)\.md", rel
         ):
+            continue
+        if rel.startswith("chronicle/"):
+            assert _CHRONICLE_FILES.fullmatch(rel), rel
             continue
         head, _, rest = rel.partition("/")
         folder, _, inner = rest.partition("/")
