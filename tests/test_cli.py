@@ -311,7 +311,7 @@ def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(capsys, "--help")
     assert code == 0
     assert "usage: mudsim" in out
-    for verb in ("do", "play", "status"):
+    for verb in ("do", "play", "status", "export", "cost"):
         assert verb in out
     code, out, _ = cli(capsys, "do", "--help")
     assert code == 0
