@@ -5,7 +5,8 @@
   quoted so that any text (commas, quotes, line breaks) reads back the same; None is
   an empty field, booleans are ``True``/``False``.
 - Markdown: events as a transcript per room (what the run itself did, such as turns
-  and clock ticks, under "The run"); every other kind per agent.
+  and clock ticks, under "The run"; the calls' ordering gates left out); every other
+  kind per agent.
 """
 
 from __future__ import annotations
@@ -76,10 +77,16 @@ def _run_line(row: Row) -> str:
     return f"- {kind}{': ' + facts if facts else ''}"
 
 
+GATES = frozenset({"send", "answer"})
+"""Events that only put the run's calls in order (a replay's): not in the transcript."""
+
+
 def events_markdown(rows: Sequence[Row], title: str) -> str:
     rooms: dict[str, list[str]] = {}
     run: list[str] = []
     for row in rows:
+        if row["kind"] in GATES:
+            continue
         if row["kind"] in ("event", "command", "input", "result") and row["room"]:
             rooms.setdefault(str(row["room"]), []).append(_event_line(row))
         else:

@@ -30,15 +30,17 @@ from engine.memory.record import MemoryRecord
 Scalar = str | int | float | bool | None
 Row = dict[str, Scalar]
 
-EVENT_COLUMNS: Final = ("n", "kind", "sim", "room", "actor", "name", "turn", "event", "line",
-                        "text", "ok", "command", "asks", "error", "reason", "extra")  # fmt: skip
+EVENT_COLUMNS: Final = ("n", "kind", "at", "sim", "room", "actor", "name", "turn", "event",
+                        "line", "text", "ok", "command", "asks", "error", "reason", "key",
+                        "extra")  # fmt: skip
 TURN_COLUMNS: Final = ("agent", "agent_id", "turn", "sim", "room", "command", "ok", "result",
                        "asks", "error", "calls", "prompt_tokens", "completion_tokens",
                        "cached_tokens", "latency_s", "queue_s", "retries")  # fmt: skip
-CALL_COLUMNS: Final = ("agent", "turn", "kind", "index", "model", "endpoint", "prompt",
+CALL_COLUMNS: Final = ("key", "agent", "turn", "kind", "index", "model", "endpoint", "prompt",
                        "options", "reply", "done_reason", "prompt_tokens", "completion_tokens",
-                       "cached_tokens", "queue_s", "latency_s", "retries", "error_type",
-                       "error_message", "error_status", "sent_after", "answered_after")  # fmt: skip
+                       "cached_tokens", "queue_s", "latency_s", "retries", "builds",
+                       "error_type", "error_message", "error_status", "sent_after",
+                       "answered_after")  # fmt: skip
 MEMORY_COLUMNS: Final = ("agent", "seq", "kind", "at", "sim", "text", "location", "occupants",
                          "command", "reason", "failed", "speaker", "run")  # fmt: skip
 TRAINING_COLUMNS: Final = ("prompt", "completion", "agent", "verb", "ok")

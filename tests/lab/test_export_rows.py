@@ -53,6 +53,17 @@ def test_unknown_event_fields_go_to_extra() -> None:
     assert json.loads(str(row["extra"])) == {"covers": [0, 64]}
 
 
+def test_ordering_gates_are_rows_but_not_transcript_lines() -> None:
+    events = [{"n": 1, "kind": "send", "key": "Ada|1|turn|0", "at": "2026-11-25T10:00:00+01:00"},
+              {"n": 2, "kind": "event", "event": "speech", "room": "hall", "actor": "ada",
+               "text": "Ada says, \"hi\"", "sim": "2026-01-01T08:00"}]  # fmt: skip
+    rows = export_rows.event_rows(events)
+    assert (rows[0]["key"], rows[0]["at"], rows[0]["extra"]) == (
+        "Ada|1|turn|0", "2026-11-25T10:00:00+01:00", None)  # fmt: skip
+    page = export_formats.to_markdown("events", rows, "Events")
+    assert page == '# Events\n\n## hall\n\n- 2026-01-01T08:00 Ada says, "hi"\n'
+
+
 def test_turn_rows_join_each_turn_with_its_command_and_calls(run: RunFolder) -> None:
     rows = export_rows.turn_rows(run.read(EVENTS), run.read(CALLS))
     assert [(r["agent"], r["turn"]) for r in rows] == [("Ada", 1), ("Bo", 1), ("Ada", 2),
