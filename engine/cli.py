@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from engine.errors import MudsimError, UsageError
+from engine.lab import verbs as lab
 from engine.memory.knowledge import KNOWLEDGE_TYPES
 from engine.sim.status import read_clock, read_status
 
@@ -357,6 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--agent", metavar="NAME", help="only this character")
     sub.set_defaults(run=repair)
     _record_verbs(verbs)
+    lab.add_export(verb("export", lab.EXPORT, world=False, character=False,
+                        description=lab.EXPORT_DETAILS))  # fmt: skip
+    lab.add_cost(verb("cost", lab.COST, world=False, character=False))
     summary = "Serve the embedded model as an Ollama-compatible endpoint on 127.0.0.1."
     sub = verbs.add_parser("serve-llm", help=summary, description=summary)
     sub.add_argument("--port", type=_port, default=SERVE_PORT, metavar="P",

@@ -7,6 +7,8 @@
     │   └── VaultLockedError    another process owns the vault
     ├── UnknownCharacterError   `--as` / `--agent` names nobody in the world
     ├── UnsafeNameError         a name or title that cannot become a file name
+    ├── UnknownRunError         `--run` names no run recorded in the vault (or none is)
+    ├── MissingExtraError       a feature needs an optional extra (`pip install 'mudsim[X]'`)
     └── LLMError                a language-model call failed (exit 3)
         ├── LLMUnavailableError     not reachable, or timed out
         └── LLMResponseError        an error answer, or one we cannot read
@@ -47,6 +49,14 @@ class UnknownCharacterError(MudsimError):
 
 class UnsafeNameError(MudsimError):
     """A name that would be empty or escape its folder once made a file name."""
+
+
+class UnknownRunError(MudsimError):
+    """``--run`` names no recorded run, or the vault has none."""
+
+
+class MissingExtraError(MudsimError):
+    """What was asked for needs an optional extra that is not installed."""
 
 
 class LLMError(MudsimError):

@@ -62,7 +62,7 @@ def status_json(
     code, out, err = cli(capsys, "status", "--vault", vault_dir, "--json", *extra)
     assert code == 0, err
     data = json.loads(out)
-    assert set(data) == {"clock", "agents"}
+    assert set(data) == {"clock", "agents", "last_run"}
     agents: list[dict[str, Any]] = data["agents"]
     return agents
 
@@ -311,7 +311,7 @@ def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(capsys, "--help")
     assert code == 0
     assert "usage: mudsim" in out
-    for verb in ("do", "play", "status"):
+    for verb in ("do", "play", "status", "export", "cost"):
         assert verb in out
     code, out, _ = cli(capsys, "do", "--help")
     assert code == 0
