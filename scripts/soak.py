@@ -205,7 +205,9 @@ def soak(
     wall = time.time() - started
     problems += samples.problems
     output, errors = out_path.read_text(errors="replace"), err_path.read_text(errors="replace")
-    summary_line = last_line(output)
+    # the run summary, then the cost per agent, end the output
+    summary_line = next((line for line in reversed(output.splitlines())
+                         if line.startswith("Run summary:")), last_line(output))  # fmt: skip
     if code != 0:
         problems.append(f"the run exited {code} after SIGINT: {last_line(errors)}")
     counts = _SUMMARY_LINE.search(summary_line)

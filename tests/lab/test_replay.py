@@ -164,3 +164,19 @@ def test_status_json_shows_the_last_runs_cost_per_agent(
         assert cost["tokens_in"] == sum(c["prompt_tokens"] for c in mine) > 0
         assert cost["tokens_out"] == sum(c["completion_tokens"] for c in mine)
         assert cost["calls_total"] == len(mine)
+
+
+def test_a_real_runs_turns_export_to_parquet_and_its_cost_adds_up(
+    recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pyarrow_parquet = pytest.importorskip("pyarrow.parquet")
+    vault, out = recorded.parent.parent, tmp_path / "turns.parquet"
+    assert main(["export", "--vault", str(vault), "--what", "turns", "--out", str(out)]) == 0
+    table = pyarrow_parquet.read_table(out).to_pylist()
+    assert len(table) == 18
+    assert {row["agent"] for row in table} == {"Ada", "Bo", "Cy"}
+    capsys.readouterr()
+    assert main(["cost", "--vault", str(vault), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    calls = read_tape(recorded / CALLS)
+    assert report["total"]["tokens_in"] == sum(c["prompt_tokens"] for c in calls)
