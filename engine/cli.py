@@ -380,11 +380,10 @@ def replay(args: argparse.Namespace) -> None:
 def fork(args: argparse.Namespace) -> None:
     import asyncio
 
-    from engine.lab.replay import ForkOptions, fork_run
+    from engine.lab.fork import ForkOptions, fork_run
 
-    if not args.headless:
-        raise UsageError("fork runs headless for now: add --headless (and --turns N)")
-    options = ForkOptions(args.at, args.turns, args.llm, args.model, tuple(args.set or ()))
+    options = ForkOptions(args.at, args.turns, args.llm, args.model, tuple(args.set or ()),
+                          headless=args.headless)  # fmt: skip
     asyncio.run(fork_run(args.run_dir, args.vault, options, os.environ))
 
 

@@ -1,4 +1,4 @@
-"""``mudsim replay RUN-DIR --vault NEW`` and ``mudsim fork RUN-DIR --at TURN --vault NEW``.
+"""``mudsim replay RUN-DIR --vault NEW``: a recorded run again, exactly, with no LLM server.
 
 A replay makes ``NEW`` the vault as the run found it (``RunFolder.restore_start``),
 opens it with the run's own world file, and runs the same engine with no LLM server:
@@ -15,9 +15,7 @@ Every event the replay writes is compared with the recorded one as it is written
 first difference stops the replay and is said. At the end every state file of ``NEW``
 is compared with the run's ``end.json``, byte for byte (by hash).
 
-A fork follows the record up to its ``--at``-th committed turn, then goes live: the
-draws are the clock's again, new LLM calls go to the live LLM (another model, other
-settings), and the run goes on like ``run --headless --turns N``.
+A fork (``engine.lab.fork``) follows the record up to a turn, then goes live.
 """
 
 from __future__ import annotations
@@ -30,22 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-import yaml
-from pydantic import ValidationError
-
 from engine import wallclock
-from engine.config import Settings
 from engine.errors import UsageError, VaultError
 from engine.lab.replay_tape import ReplayDiverged, ReplaySequencer, TapeBackend
-from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, settle_default
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.sim.do import SETTLE_TIMEOUT
 from engine.sim.run import (
     SHUTDOWN_GRACE,
-    Narrator,
     configure_memory,
     start_agents,
-    wind_down,
 )
 from engine.sim.scheduler import Scheduler
 from engine.sim.sequencer import quiet
@@ -123,13 +114,17 @@ class Replay:
             self.spawn(self.scheduler.take_turn(str(event["agent"])), f"turn of {event['agent']}")
         elif kind == "input":
             sim.execute(sim.world.characters[str(event["actor"])], str(event["line"]))
+            recorder = sim.recorder
+            assert recorder is not None
+            following = self.sequencer.events[recorder.count : recorder.count + 1]
+            if following and following[0]["kind"] == "save":  # play saves in the same step
+                sim.save_now()
         elif kind == "wind-down":
             self.spawn(sim.wind_down_memory(SHUTDOWN_GRACE), "wind-down")
         elif kind == "settle":
             self.spawn(sim.settle_memory(SETTLE_TIMEOUT), "settle")
         elif kind == "save":
-            sim.note("save")
-            sim.save()
+            sim.save_now()
         elif kind in ("send", "answer"):
             key = str(event["key"])
             deadline = time.monotonic() + STALL_SECONDS
@@ -154,10 +149,18 @@ class Replay:
         await self.dispatcher.aclose(grace=0)
 
 
-def open_replay(run_dir: Path, vault: Path, kind: str, extra: dict[str, Any]) -> Replay:
-    """Restore the run's start in ``vault`` and open it to follow the run's record."""
+def open_replay(run_dir: Path, vault: Path, kind: str, extra: dict[str, Any],
+                *, whole: bool = True) -> Replay:  # fmt: skip
+    """Restore the run's start in ``vault`` and open it to follow the run's record
+    (``whole``: to its end, which the record must then have)."""
     run = RunFolder(run_dir)
     meta = run.meta()
+    if meta.get("incomplete"):
+        raise VaultError(f"{run_dir}'s record is incomplete ({meta['incomplete']}): it "
+                         "cannot be replayed")  # fmt: skip
+    if whole and run.end() is None:
+        raise VaultError(f"{run_dir} has no end.json (the run never ended: killed?); a "
+                         "replay needs the end to compare with, a fork does not")  # fmt: skip
     if meta.get("embedder"):
         raise UsageError(f"{run_dir} used an embedder for retrieval: it cannot be replayed yet")
     world = run_dir / "world.yaml"
@@ -239,131 +242,3 @@ def _compare_end(run: RunFolder, vault: Path) -> int:
             raise ReplayDiverged(f"the replayed vault differs from the recorded end: {name} is "
                                  f"{what}")  # fmt: skip
     return len(recorded)
-
-
-def turn_event(events: list[Mapping[str, Any]], at: int) -> int:
-    """The number of the event that committed the ``at``-th turn of the run."""
-    seen = 0
-    for event in events:
-        if event.get("kind") == "turn":
-            seen += 1
-            if seen == at:
-                return int(event["n"])
-    raise UsageError(f"the run has {seen} committed turns: --at must be between 1 and {seen}")
-
-
-async def follow_to_branch(replay: Replay, at: int) -> None:
-    """Follow the record through its ``at``-th committed turn, then go live."""
-    events = list(replay.sequencer.events)
-    branch = turn_event(events, at)
-    with wallclock.scripted(replay.script):
-        await replay.follow(until=branch)
-        await quiet()
-        replay.check()
-    replay.sequencer.go_live()
-    recorder = replay.sim.recorder
-    if recorder is not None:
-        recorder.on_event = None
-        recorder.event("branch", at=at)
-
-
-@dataclass(frozen=True)
-class ForkOptions:
-    at: int
-    turns: int | None = None
-    llm: str | None = None
-    model: str | None = None
-    sets: tuple[str, ...] = ()
-
-
-def apply_sets(sim: Simulation, sets: tuple[str, ...]) -> list[str]:
-    """``--set section.key=value`` on the fork's settings from its branch point on (a
-    memory window, how often knowledge passes run, dreams, the handbook's method,
-    training capture); each checked as the config file's would be. What was set."""
-    data = sim.settings.model_dump(mode="json")
-    done = []
-    for item in sets:
-        path, sep, raw = item.partition("=")
-        parts = path.strip().split(".")
-        if not sep or len(parts) != 2 or parts[0] not in data or parts[1] not in data[parts[0]]:
-            raise UsageError(f"--set {item!r}: expected section.key=value, e.g. "
-                             "memory_compaction.recent_window=32")  # fmt: skip
-        data[parts[0]][parts[1]] = yaml.safe_load(raw) if raw.strip() else raw
-        done.append(f"{path.strip()}={raw}")
-    try:
-        settings = Settings.model_validate(data)
-    except ValidationError as exc:
-        raise UsageError(f"--set: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from exc
-    sim.settings = settings
-    memory = settings.memory_compaction
-    for mind in sim.minds.values():
-        mind.windows = sim.windows_for(mind.character)
-    sim.knowledge.every = memory.consolidate_every
-    sim.dreams.interval = memory.dream_interval
-    if sim.knowledge.handbook is not None:
-        sim.knowledge.handbook.method = memory.handbook
-    if sim.recorder is not None:
-        sim.recorder.training = settings.record.training
-    return done
-
-
-async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
-                   environ: Mapping[str, str], out: TextIO | None = None) -> Scheduler:  # fmt: skip
-    """Replay ``run_dir`` into ``vault`` through turn ``options.at``, then run live."""
-    out = out or sys.stdout
-    parent = RunFolder(run_dir)
-    extra = {"parent": parent.id, "parent_folder": str(run_dir), "branch_at": options.at,
-             "turns": options.turns, "sets": list(options.sets)}  # fmt: skip
-    replay = open_replay(run_dir, vault, "fork", extra)
-    sim, live = replay.sim, None
-    scheduler = replay.scheduler
-    try:
-        if scheduler is None:
-            raise UsageError(f"{run_dir} ran no agents: there is no turn to fork at")
-        turn_event(list(replay.sequencer.events), options.at)  # a bad --at before any work
-        try:
-            await follow_to_branch(replay, options.at)
-            live = await live_llm(sim, options, environ)
-            replay.tape.live = live
-            apply_sets(sim, options.sets)
-            if options.model is not None:
-                for thinker in scheduler.thinkers.values():
-                    thinker.model = options.model
-                sim.compactor.models = dict.fromkeys(sim.compactor.models, options.model)
-                sim.knowledge.models = dict.fromkeys(sim.knowledge.models, options.model)
-            started = [t for t in replay.tasks if t.get_name().startswith("turn of")]
-            if started:  # turns begun before the branch end first, as they would have
-                await asyncio.wait(started)
-            scheduler.turns_taken = dict.fromkeys(scheduler.thinkers, 0)
-            scheduler.listen(Narrator(sim, out))
-            print(f"mudsim: forked {parent.id} after turn {options.at}; live from here",
-                  file=sys.stderr, flush=True)  # fmt: skip
-            await scheduler.run(options.turns)
-        finally:
-            await wind_down(sim, scheduler, replay.dispatcher)
-            await replay.close()
-            await sim.checkpoint()
-            sim.end_record("turns done")
-        return scheduler
-    finally:
-        if live is not None:
-            await live.aclose()
-        sim.close()
-
-
-async def live_llm(sim: Simulation, options: ForkOptions, environ: Mapping[str, str]) -> Dispatcher:
-    """The LLM a fork goes on with (``--llm``, else as ``run`` chooses), checked."""
-
-    def notice(line: str) -> None:
-        print(f"mudsim: {line}", file=sys.stderr, flush=True)
-
-    choice = await settle_default(choose_llm(options.llm, environ, sim.settings.llm), notice)
-    dispatcher = build_dispatcher(choice, retry=RetryPolicy(deadline=sim.settings.llm.timeout),
-                                  bypass_limit=sim.settings.llm.bypass_limit)  # fmt: skip
-    if options.model is not None:
-        try:
-            await check_endpoints(dispatcher, [options.model], int(sim.actor_options["num_ctx"]))
-        except BaseException:
-            await dispatcher.aclose()
-            raise
-    return dispatcher

@@ -111,6 +111,10 @@ class RunRecorder:
     """Puts the run's gates in order (``engine.sim.sequencer``; a replay's follows the tape)."""
     on_event: Callable[[dict[str, Any]], None] | None = None
     """Told each event as it is written (a replay compares it with the tape)."""
+    warn: Callable[[str], None] | None = None
+    """Told once when a tape cannot be written (the run goes on, its record incomplete)."""
+    broken: str | None = None
+    """Why the record stopped being written (a full disk ...), or None."""
     _keys: Counter[tuple[str, int, str]] = field(default_factory=Counter)
     _in_turn: set[str] = field(default_factory=set)
 
@@ -131,10 +135,22 @@ class RunRecorder:
             **data,
             "at": datetime.now().astimezone().isoformat(),
         }
-        self.events.append(line)
+        self._append(self.events, line)
         if self.on_event is not None:
             self.on_event(line)
         return self.count
+
+    def _append(self, tape: Tape, line: dict[str, Any]) -> None:
+        """Append to a tape; a failure (said once) stops the record, never the run: what
+        was written stays, and ``run.json`` says the record is incomplete."""
+        if self.broken is not None:
+            return
+        try:
+            tape.append(line)
+        except VaultError as exc:
+            self.broken = str(exc)
+            if self.warn is not None:
+                self.warn(f"the run record stopped (the run goes on): {exc}")
 
     async def gate(self, kind: str, key: str = "") -> None:
         """Wait for the gate ``kind`` (see ``engine.sim.sequencer``); write its event
@@ -163,7 +179,7 @@ class RunRecorder:
                    error=turn.error)  # fmt: skip
 
     def draw(self, draw: wallclock.Draw) -> None:
-        self.draws.append({"kind": draw[0], "value": draw[1]})
+        self._append(self.draws, {"kind": draw[0], "value": draw[1]})
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -195,7 +211,7 @@ class RunRecorder:
             "error": None if error is None else _error(error), "builds": builds,
             "sent_after": sent_after, "answered_after": self.count,
         }  # fmt: skip
-        self.calls.append(line)
+        self._append(self.calls, line)
         add_call(self.costs, line, self.prices)
 
     # -- training --------------------------------------------------------------------------
@@ -206,7 +222,7 @@ class RunRecorder:
             return
         ok = turn.result is not None and turn.result.ok
         self.captured["ok" if ok else "failed"] += 1
-        self.training_tape.append({
+        self._append(self.training_tape, {
             "agent": turn.agent, "prompt": prompt, "reply": reply, "command": turn.command,
             "verb": turn.command.split(" ", 1)[0].lower(), "ok": ok,
             "result": turn.result.text if turn.result else turn.error, "room": room,
@@ -261,23 +277,26 @@ class RecordingLLM:
 
         started = time.perf_counter()
         wrapped = replace(request, prompt=prompt, on_send=on_send, record_key=key)
+        outcome: Generation | LLMError
         try:
-            generation = await self.inner.generate(wrapped)
-        except LLMError as exc:
+            try:
+                outcome = await self.inner.generate(wrapped)
+            except LLMError as exc:
+                outcome = exc
             await recorder.gate("answer", key)
-            recorder.event("answer", key=key, ok=False)
-            self._call(request, key, sent, None, exc, started)
-            raise
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # a replay waits for it forever, as it was
             self._call(request, key, sent, None, "cancelled", started)
             raise
         except Exception as exc:  # the prompt could not be built: the caller says why
             self._call(request, key, sent, None, type(exc).__name__, started)
             raise
-        await recorder.gate("answer", key)
+        if isinstance(outcome, LLMError):
+            recorder.event("answer", key=key, ok=False)
+            self._call(request, key, sent, None, outcome, started)
+            raise outcome
         recorder.event("answer", key=key, ok=True)
-        self._call(request, key, sent, generation, None, started)
-        return generation
+        self._call(request, key, sent, outcome, None, started)
+        return outcome
 
     def _call(self, request: LLMRequest, key: str, sent: dict[str, Any],
               generation: Generation | None, error: LLMError | str | None,

@@ -53,7 +53,8 @@ async def play(options: RunOptions, environ: Mapping[str, str], *, frozen: bool 
         live = None if frozen else await _connect(sim, options, environ)
         if live is None:  # no agents: the record has the player's inputs alone
             sim.begin_record("play", options.world, {"models": {}, "local": False,
-                                                     "seed": options.seed})  # fmt: skip
+                                                     "seed": options.seed,
+                                                     "compaction": False})  # fmt: skip
         lines = open_lines(options.vault / ".play-history")
         try:
             await _session(sim, me, lines, live, options)
@@ -170,7 +171,7 @@ async def _player(sim: Simulation, me: Character, lines: LineSource) -> None:
             continue
         await sim.gate("input")  # the player's line takes its exact place in the record
         lines.show(sim.execute(me, line).shown)
-        sim.save()
+        sim.save_now()
 
 
 def _skipped(happening: Happening, lines: LineSource) -> None:

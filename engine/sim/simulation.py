@@ -248,6 +248,11 @@ class Simulation:
         if self.recorder is not None:
             await self.recorder.gate(kind, key)
 
+    def save_now(self) -> None:
+        """Save at once, in the record too (``play`` after each of the player's lines)."""
+        self.note("save")
+        self.save()
+
     async def checkpoint(self) -> None:
         """Save at the end of a run, at its place in the record (saved even when the
         wait for that place is cut short)."""
@@ -263,19 +268,23 @@ class Simulation:
         config = self.settings.record
         if not config.record or self.recorder is not None:
             return
-        run = RunFolder.create(self.vault.root, kind)
-        run.save_start(self.vault.root, world_file)
+        try:
+            run = RunFolder.create(self.vault.root, kind)
+            run.save_start(self.vault.root, world_file)
+            self._record_meta = {
+                "id": run.id, "kind": kind, "started": utc_now(), "ended": None,
+                "world_file": str(world_file) if world_file else None,
+                "world_sha256": file_sha256(world_file) if world_file else None,
+                "version": version(), "clock": self.clock.reading(),
+                "settings": redact_value(self.settings.model_dump(mode="json")), **meta,
+            }  # fmt: skip
+            run.write_meta(self._record_meta)
+        except (OSError, MudsimError) as exc:  # the run goes on, unrecorded
+            self.warn(f"this run is not recorded: {exc}")
+            return
         prices = {e.url: (e.price_in, e.price_out) for e in self.settings.llm.endpoints}
         recorder = RunRecorder(run, prompts=config.record_prompts, training=config.training,
-                               prices=prices)  # fmt: skip
-        self._record_meta = {
-            "id": run.id, "kind": kind, "started": utc_now(), "ended": None,
-            "world_file": str(world_file) if world_file else None,
-            "world_sha256": file_sha256(world_file) if world_file else None,
-            "version": version(), "clock": self.clock.reading(),
-            "settings": redact_value(self.settings.model_dump(mode="json")), **meta,
-        }  # fmt: skip
-        run.write_meta(self._record_meta)
+                               prices=prices, warn=lambda message: self.warn(message))  # fmt: skip
         stack = contextlib.ExitStack()
         stack.enter_context(wallclock.listening(recorder.draw))
         self.recorder, self._recording = recorder, stack
@@ -291,10 +300,12 @@ class Simulation:
         stack.close()
         try:
             recorder.close()
-            recorder.run.save_end(self.vault.root)
+            if recorder.broken is None:  # an incomplete record has no end to replay to
+                recorder.run.save_end(self.vault.root)
             costs = {name: cost.to_json() for name, cost in sorted(recorder.costs.items())}
             ended = {"ended": utc_now(), "reason": reason, "events": recorder.count,
-                     "costs": costs, "training": dict(recorder.captured), **meta}  # fmt: skip
+                     "costs": costs, "training": dict(recorder.captured),
+                     "incomplete": recorder.broken, **meta}  # fmt: skip
             recorder.run.write_meta({**self._record_meta, **ended})
         except (OSError, MudsimError) as exc:
             self.warn(f"the run record {recorder.run.folder} could not be closed: {exc}")

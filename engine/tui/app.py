@@ -37,6 +37,7 @@ from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import Simulation
 from engine.tui.memory_tabs import MemoryTabs
 from engine.tui.render import (
+    COST_ORDERS,
     event_line,
     inspector_text,
     llm_panel,
@@ -111,7 +112,7 @@ class MudsimApp(App[None]):
     #main { height: 1fr; }
     #left { width: 1fr; min-width: 18; }
     #world { height: 1fr; border: round $primary; }
-    #llm { height: auto; max-height: 10; border: round $secondary; }
+    #llm { height: auto; max-height: 16; border: round $secondary; }
     #events {
         width: 2fr; border: round $primary;
         scrollbar-gutter: stable;  /* the width lines wrap at stays put when a scrollbar comes */
@@ -132,6 +133,7 @@ class MudsimApp(App[None]):
         Binding("i", "focus_input", "Type"),
         Binding("escape", "leave_input", "Keys", show=False),
         Binding("q", "quit", "Quit"),
+        Binding("c", "cycle_cost", "Cost order", show=False),  # the LLM panel says so
         # Textual's own: Ctrl-C only says "press ctrl+q to quit", Ctrl-Q quits at once.
         # Here both stop as q does (everywhere, the input line and the prompt view too).
         Binding("ctrl+c", "quit('Ctrl-C')", show=False, priority=True),
@@ -169,6 +171,8 @@ class MudsimApp(App[None]):
         """q / Ctrl-C presses so far: 1 stops gracefully, 2 at once."""
         self._stop_key = "q"
         self._wrapped_at = 0
+        self.cost_order = 0
+        """Which of ``COST_ORDERS`` the LLM panel's cost lines are sorted by."""
         self.memory_tabs = MemoryTabs(sim)
         """The width the event log's lines were wrapped at."""
 
@@ -303,7 +307,10 @@ class MudsimApp(App[None]):
                 Text(inspector_text(thinker, mind, waiting))
             )
             self._refresh_memory_tab(mind, self.query_one("#inspector", TabbedContent).active)
-        self.query_one("#llm", Static).update(Text(llm_panel(self.dispatcher, self.models)))
+        recorder = self.sim.recorder
+        costs = recorder.costs if recorder is not None else {}
+        panel = llm_panel(self.dispatcher, self.models, costs, COST_ORDERS[self.cost_order])
+        self.query_one("#llm", Static).update(Text(panel))
         if self.stop_presses:
             state = "stopping"
         elif self.scheduler.paused:
@@ -387,6 +394,11 @@ class MudsimApp(App[None]):
 
     def action_slower(self) -> None:
         self.scheduler.speed = max(self.scheduler.speed / 2, 1 / 16)
+        self._refresh_panels()
+
+    def action_cycle_cost(self) -> None:
+        """The LLM panel's cost per agent, sorted by the next of ``COST_ORDERS``."""
+        self.cost_order = (self.cost_order + 1) % len(COST_ORDERS)
         self._refresh_panels()
 
     def action_cycle_filter(self) -> None:

@@ -7,7 +7,8 @@ work still in flight while the app stops becomes its stop message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from rich.text import Text
 
@@ -17,6 +18,7 @@ from engine.commands.knowledge import entry_lines
 from engine.llm.dispatcher import Dispatcher
 from engine.llm.metrics import seconds
 from engine.memory.knowledge import Entry
+from engine.sim.recorder import Cost
 from engine.vault.handbook_store import HandbookState
 from engine.vault.knowledge_store import PassRecord
 from engine.world.events import Event, EventKind
@@ -102,7 +104,34 @@ def inspector_text(thinker: Thinker | None, mind: MemoryStream, waiting: bool) -
     return "\n".join(lines)
 
 
-def llm_panel(dispatcher: Dispatcher | None, models: Mapping[str, str]) -> str:
+COST_ORDERS: tuple[str, ...] = ("agent", "tokens", "LLM s", "calls")
+"""What the LLM panel's cost lines are sorted by (``c`` goes to the next)."""
+
+
+def cost_lines(costs: Mapping[str, Cost], order: str, limit: int = 4) -> list[str]:
+    """Each agent's cost in this run (tokens in+out, LLM seconds, calls), sorted by
+    ``order`` (names A-Z, the rest largest first), the first ``limit`` of them."""
+    if not costs:
+        return []
+    keys: dict[str, Callable[[tuple[str, Cost]], Any]] = {
+        "agent": lambda item: item[0].lower(),
+        "tokens": lambda item: -(item[1].tokens_in + item[1].tokens_out),
+        "LLM s": lambda item: -item[1].llm_s,
+        "calls": lambda item: -sum(item[1].calls.values()),
+    }
+    rows = sorted(costs.items(), key=keys.get(order, keys["agent"]))
+    lines = [f"Cost by {order} (c sorts):"]
+    for name, cost in rows[:limit]:
+        money = f" {cost.money:.4f}" if cost.money else ""
+        lines.append(f" {name[:10]:<10} {cost.tokens_in}+{cost.tokens_out} tok, "
+                     f"{cost.llm_s:.1f} s, {sum(cost.calls.values())} calls{money}")  # fmt: skip
+    if len(rows) > limit:
+        lines.append(f" ... and {len(rows) - limit} more (mudsim cost)")
+    return lines
+
+
+def llm_panel(dispatcher: Dispatcher | None, models: Mapping[str, str],
+              costs: Mapping[str, Cost] | None = None, order: str = "agent") -> str:  # fmt: skip
     if dispatcher is None:
         return "LLM: none"
     m = dispatcher.metrics
@@ -120,6 +149,7 @@ def llm_panel(dispatcher: Dispatcher | None, models: Mapping[str, str]) -> str:
     lines += [f"{e.name} ({e.metrics.in_flight}/{e.slots})" for e in dispatcher.endpoints]
     if m.last_error:
         lines.append(f"Last error: {m.last_error}")
+    lines += cost_lines(costs or {}, order)
     return "\n".join(lines)
 
 

@@ -224,11 +224,21 @@ class RunFolder:
 
 
 def runs(vault: Path) -> list[RunFolder]:
-    """The vault's run records, oldest first."""
+    """The vault's run records, oldest first (by when each began: two begun in the same
+    second have names that do not sort by time)."""
     folder = vault / RUNS
     if not folder.is_dir():
         return []
-    return [RunFolder(p) for p in sorted(folder.iterdir()) if (p / META).is_file()]
+    found = [RunFolder(p) for p in folder.iterdir() if (p / META).is_file()]
+    return sorted(found, key=lambda run: (_started(run), run.id))
+
+
+def _started(run: RunFolder) -> str:
+    try:
+        started = run.meta().get("started")
+    except (OSError, VaultError):
+        return ""
+    return started if isinstance(started, str) else ""
 
 
 def _write_json(path: Path, data: Any) -> None:

@@ -13,7 +13,7 @@ from recorded_run import PROMPT_ADA, record_run
 
 from engine.cli import main
 from engine.lab import export, verbs
-from engine.vault.run_store import EVENTS, RunFolder, read_tape
+from engine.vault.run_store import EVENTS, RunFolder, read_tape, runs
 
 ROWS = {"events": 20, "turns": 4, "calls": 6, "training": 2}
 
@@ -226,9 +226,11 @@ def test_memories_of_every_run_or_of_one(
     world_file: Path, vault: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = record_run(vault)
-    during = record_run(vault, end=False)  # killed: no end, so it holds what follows
+    killed = record_run(vault, end=False)  # no end: it would hold what follows, but
     code, _, err = cli(capsys, "do", world_file, "--vault", vault, "look", 'say "hi, all"')
     assert code == 0, err
+    during = runs(vault)[-1]  # the do's own record is the last to hold them
+    assert during.id != killed.id
     args = ["export", "--vault", vault, "--what", "memories", "--format", "jsonl", "--out", "-"]
     code, out, err = cli(capsys, *args)
     assert code == 0, err

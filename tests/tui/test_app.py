@@ -336,3 +336,26 @@ async def test_the_prompt_view_shows_what_the_agent_brings_to_mind_with_scores(
         await pilot.press("q")
     await close_app(app)
     app.sim.close()
+
+
+async def test_the_llm_panel_shows_cost_per_agent_and_c_sorts_it(
+    tmp_path: Path, stub: StubOllama
+) -> None:
+    app = await _app(tmp_path, stub, turns=2)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await _until(lambda: all(n == 2 for n in app.scheduler.turns_taken.values()), pilot)
+        await pilot.pause(0.6)
+
+        def panel() -> str:
+            return str(app.query_one("#llm", Static).render())
+
+        assert "Cost by agent (c sorts):" in panel()
+        assert app.sim.recorder is not None
+        for name in app.sim.recorder.costs:
+            assert f" {name[:10]}" in panel()
+        await pilot.press("c")
+        await pilot.pause(0.1)
+        assert "Cost by tokens (c sorts):" in panel()
+        await pilot.press("q")
+    await close_app(app)
+    app.sim.close()

@@ -53,3 +53,31 @@ def test_the_handbook_tab_says_how_it_was_written_or_why_not() -> None:
     assert "No handbook yet" in handbook_text("Bo", None, [], None)
     broken = handbook_text("Bo", None, [], None, problem="handbook.json is not valid JSON")
     assert broken.endswith("The handbook does not read: handbook.json is not valid JSON")
+
+
+def test_the_cost_lines_sort_by_agent_tokens_seconds_or_calls() -> None:
+    from collections import Counter
+
+    from engine.sim.recorder import Cost
+    from engine.tui.render import cost_lines
+
+    costs = {
+        "Bo": Cost(Counter(turn=3), tokens_in=900, tokens_out=30, llm_s=1.0),
+        "Ada": Cost(Counter(turn=1, summary=1), tokens_in=100, tokens_out=10, llm_s=4.0),
+        "Cy": Cost(Counter(turn=9), tokens_in=300, tokens_out=3, llm_s=0.5, money=0.25),
+    }
+
+    def names(order: str) -> list[str]:
+        return [line.split()[0] for line in cost_lines(costs, order)[1:]]
+
+    assert names("agent") == ["Ada", "Bo", "Cy"]
+    assert names("tokens") == ["Bo", "Cy", "Ada"]
+    assert names("LLM s") == ["Ada", "Bo", "Cy"]
+    assert names("calls") == ["Cy", "Bo", "Ada"]
+    lines = cost_lines(costs, "agent")
+    assert lines[0] == "Cost by agent (c sorts):"
+    assert lines[1].split() == ["Ada", "100+10", "tok,", "4.0", "s,", "2", "calls"]
+    assert lines[3].endswith("9 calls 0.2500")
+    assert cost_lines({}, "agent") == []
+    many = {f"A{n}": Cost(Counter(turn=1)) for n in range(6)}
+    assert cost_lines(many, "agent")[-1] == " ... and 2 more (mudsim cost)"
