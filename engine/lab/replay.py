@@ -30,7 +30,7 @@ from typing import Any, TextIO
 
 from engine import wallclock
 from engine.errors import UsageError, VaultError
-from engine.lab.replay_tape import ReplayDiverged, ReplaySequencer, TapeBackend
+from engine.lab.replay_tape import WAITED_GATES, ReplayDiverged, ReplaySequencer, TapeBackend
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.sim.do import SETTLE_TIMEOUT
 from engine.sim.run import (
@@ -125,15 +125,16 @@ class Replay:
             self.spawn(sim.settle_memory(SETTLE_TIMEOUT), "settle")
         elif kind == "save":
             sim.save_now()
-        elif kind in ("send", "answer"):
+        elif kind in WAITED_GATES:
             key = str(event["key"])
+            if kind == "send":  # each attempt of a call has its own
+                key = f"{key}#{event.get('attempt', 0)}"
             deadline = time.monotonic() + STALL_SECONDS
             while not self.sequencer.open(kind, key):
                 self.check()
                 if time.monotonic() > deadline:
-                    raise ReplayDiverged(f"the replay diverged: call {key} was never {kind}"
-                                         f"{'t' if kind == 'send' else 'ed'} (event "
-                                         f"{event['n']})")  # fmt: skip
+                    raise ReplayDiverged(f"the replay diverged: event {event['n']} ({kind} "
+                                         f"{key}) never came")  # fmt: skip
                 await quiet()
                 await asyncio.sleep(0.001)
         else:  # an event the engine writes by itself did not come
@@ -178,11 +179,13 @@ def open_replay(run_dir: Path, vault: Path, kind: str, extra: dict[str, Any],
         recorder = sim.recorder
         if recorder is None:
             raise UsageError(f"{vault}/config/record.md has record: false")
+        sim.wait_for = _no_wait
         sequencer = ReplaySequencer(events)
         recorder.sequencer, recorder.on_event = sequencer, sequencer.compare
         tape = TapeBackend(calls, sequencer)
         dispatcher = Dispatcher([Endpoint("tape:", tape, slots=1_000_000)],
-                                retry=RetryPolicy(attempts=1, deadline=3600.0))  # fmt: skip
+                                retry=RetryPolicy(attempts=1_000, deadline=3600.0),
+                                sleep=_no_wait, cooloff=0.0)  # fmt: skip
         summarizers = dict(meta.get("summarizers") or {})
         consolidators = dict(meta.get("consolidators") or {})
         if meta.get("compaction", True):
@@ -197,6 +200,11 @@ def open_replay(run_dir: Path, vault: Path, kind: str, extra: dict[str, Any],
         raise
     return Replay(run, sim, sequencer, tape, dispatcher, scheduler,
                   wallclock.Script(draws), [])  # fmt: skip
+
+
+async def _no_wait(seconds: float) -> None:
+    """A replay's backoff: the tape decides when a retry is sent, not a timer."""
+    await asyncio.sleep(0)
 
 
 _REPEATED = ("models", "summarizers", "consolidators", "local", "seed", "retry", "compaction")

@@ -11,13 +11,14 @@ from dataclasses import replace
 from typing import Any
 
 from engine.agents.thinker import Generator
-from engine.errors import LLMResponseError, LLMUnavailableError, MudsimError
+from engine.errors import LLMError, LLMResponseError, LLMUnavailableError, MudsimError
 from engine.llm.request import Generation, LLMRequest
 from engine.sim.sequencer import Turnstile
 
-WAITED_GATES = frozenset({"send", "answer"})
-"""The gates a replay opens when the tape reaches them; the others (a turn's start, a
-run's wind-down) are the replay's own actions, so they pass at once."""
+WAITED_GATES = frozenset({"send", "answer", "wake"})
+"""The gates a replay opens when the tape reaches them (a prompt sent, a reply landing,
+a backoff's end); the others (a turn's start, a run's wind-down) are the replay's own
+actions, so they pass at once."""
 UNCOMPARED = frozenset({"at"})
 """Event fields a replay does not compare (the wall-clock time it was written)."""
 
@@ -111,6 +112,7 @@ class TapeBackend:
         self.sequencer = sequencer
         self.live: Generator | None = None
         self.served = 0
+        self._attempts: dict[str, int] = {}
 
     async def generate(self, request: LLMRequest) -> Generation:
         if self.live is not None:
@@ -120,9 +122,11 @@ class TapeBackend:
         if call is None:
             self.sequencer.diverge(f"the replay asked for a call the recording lacks: {key}")
             raise LLMUnavailableError(f"the tape has no call {key}")
-        prompt = ""
-        for _ in range(max(1, int(call.get("builds") or 1))):
-            prompt = request.prompt()
+        prompt = request.prompt()
+        attempt = self._attempts.get(key, 0)
+        self._attempts[key] = attempt + 1
+        if attempt + 1 < int(call.get("builds") or 1):  # an attempt the run retried
+            raise LLMResponseError(f"attempt {attempt + 1} of {key} failed", status=500)
         recorded = call.get("prompt")
         if recorded is not None and prompt != recorded:
             self.sequencer.diverge(
@@ -134,9 +138,13 @@ class TapeBackend:
             if error.get("type") == "cancelled":  # it never ended: neither does this
                 await asyncio.Event().wait()
             message = str(error.get("message") or "the recorded call failed")
-            if error.get("type") == "LLMResponseError":
-                raise LLMResponseError(message)
-            raise LLMUnavailableError(message)
+            failure: LLMError = (
+                LLMResponseError(message, status=error.get("status"))
+                if error.get("type") == "LLMResponseError"
+                else LLMUnavailableError(message)
+            )
+            failure.started = True  # the run's last attempt: no more retries here
+            raise failure
         return Generation(
             text=str(call.get("reply") or ""),
             prompt_tokens=int(call.get("prompt_tokens") or 0),

@@ -259,17 +259,17 @@ class RecordingLLM:
     async def generate(self, request: LLMRequest) -> Generation:
         recorder = self.recorder
         key = recorder.key(request, self.turn_of(request.agent))
-        sent: dict[str, Any] = {"prompt": None, "after": recorder.count, "builds": 0}
+        sent: dict[str, Any] = {"prompt": None, "after": recorder.count, "builds": 0,
+                                "attempts": 0}  # fmt: skip
         factory = request.prompt
 
-        async def on_send() -> None:
-            if not sent["builds"]:  # a retry builds the prompt again, without a gate
-                await recorder.gate("send", key)
+        async def on_send() -> None:  # each attempt (a retry builds the prompt again)
+            sent["attempts"] += 1
+            await recorder.gate("send", f"{key}#{sent['attempts'] - 1}")
 
         def prompt() -> str:
-            if not sent["builds"]:
-                recorder.event("send", key=key)
-                sent["after"] = recorder.count
+            recorder.event("send", key=key, attempt=sent["builds"])
+            sent["after"] = recorder.count
             sent["builds"] += 1
             text = factory()
             sent["prompt"] = text

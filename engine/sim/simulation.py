@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,10 @@ class Simulation:
             supervisor=self.supervisor,
         )  # fmt: skip
         """Knowledge passes; idle until ``start_compaction``."""
+        self.wait_for: Callable[[float], Awaitable[None]] = asyncio.sleep
+        """How a backoff waits (a replay's: not at all; the tape says when it woke)."""
+        self.compactor.sleep = self.backoff("compaction")
+        self.knowledge.sleep = self.backoff("knowledge")
         self.knowledge.handbook = HandbookWriter(
             describe=self.handbook_agent, clock=lambda: self.clock.reading(), options=options,
             method=settings.memory_compaction.handbook, constrain=self.knowledge.constrain,
@@ -252,6 +257,20 @@ class Simulation:
         """Save at once, in the record too (``play`` after each of the player's lines)."""
         self.note("save")
         self.save()
+
+    def backoff(self, what: str) -> Callable[[float], Awaitable[None]]:
+        """A backoff's sleep for ``what`` (compaction, knowledge): its waking is a gate of
+        the run's record (``wake``), so a retry's work takes its exact place."""
+        count = itertools.count()
+
+        async def sleep(seconds: float) -> None:
+            key = f"{what}#{next(count)}"
+            await self.wait_for(seconds)
+            if self.recorder is not None:
+                await self.recorder.gate("wake", key)
+                self.recorder.event("wake", key=key)
+
+        return sleep
 
     async def checkpoint(self) -> None:
         """Save at the end of a run, at its place in the record (saved even when the

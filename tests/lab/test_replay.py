@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from engine.cli import main
-from engine.llm.stub_server import StubOllama
+from engine.llm.stub_server import FaultSchedule, StubOllama
 from engine.vault.run_store import CALLS, EVENTS, manifest, read_tape, runs
 
 WORLD = """\
@@ -48,6 +48,10 @@ def recorded(tmp_path: Path, stub: StubOllama, capsys: pytest.CaptureFixture[str
              monkeypatch: pytest.MonkeyPatch) -> Path:  # fmt: skip
     """The record of a headless run of three agents, 6 turns each."""
     monkeypatch.delenv("MUDSIM_LLM_URL", raising=False)  # llm.md names the server
+    return record(tmp_path, stub, capsys)
+
+
+def record(tmp_path: Path, stub: StubOllama, capsys: pytest.CaptureFixture[str]) -> Path:
     world, vault = tmp_path / "three.yaml", tmp_path / "vault"
     world.write_text(WORLD, encoding="utf-8")
     config = vault / "config"
@@ -180,3 +184,22 @@ def test_a_real_runs_turns_export_to_parquet_and_its_cost_adds_up(
     report = json.loads(capsys.readouterr().out)
     calls = read_tape(recorded / CALLS)
     assert report["total"]["tokens_in"] == sum(c["prompt_tokens"] for c in calls)
+
+
+def test_a_run_with_retried_and_garbled_calls_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP 500s the dispatcher retried (each attempt builds its prompt again, at its own
+    place) and garbage replies the thinker asked again about: the tape has them all."""
+    monkeypatch.delenv("MUDSIM_LLM_URL", raising=False)
+    faults = FaultSchedule(fail_every=4, garbage_every=7)
+    with StubOllama(REPLIES, models=["tiny"], jitter=0.03, seed=9, summary="They talked.",
+                    knowledge=KNOWLEDGE * 3, faults=faults) as stub:  # fmt: skip
+        run_dir = record(tmp_path, stub, capsys)
+        assert stub.injected["fail"] > 0
+        assert stub.injected["garbage"] > 0
+    calls = read_tape(run_dir / CALLS)
+    assert any(c["builds"] > 1 for c in calls)
+    new = tmp_path / "replayed"
+    assert main(["replay", str(run_dir), "--vault", str(new)]) == 0, capsys.readouterr().err
+    assert manifest(new) == json.loads((run_dir / "end.json").read_text())
