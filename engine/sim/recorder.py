@@ -37,6 +37,7 @@ from engine import wallclock
 from engine.agents.thinker import Generator, Turn
 from engine.errors import LLMError, VaultError
 from engine.llm.request import Generation, LLMRequest
+from engine.memory.secrets import redact
 from engine.sim.sequencer import Sequencer, Turnstile
 from engine.vault.run_store import CALLS, DRAWS, EVENTS, TRAINING, RunFolder, Tape
 
@@ -199,7 +200,8 @@ class RunRecorder:
         line: dict[str, Any] = {
             "key": key, "agent": agent, "turn": int(turn), "kind": kind, "index": int(index),
             "model": request.model,
-            "endpoint": generation.endpoint if generation else getattr(error, "endpoint", ""),
+            "endpoint": redact(generation.endpoint if generation
+                               else getattr(error, "endpoint", "")),  # a password in a URL
             "prompt": prompt if self.prompts else None, "options": dict(request.options),
             "reply": generation.text if generation else None,
             "done_reason": generation.done_reason if generation else None,

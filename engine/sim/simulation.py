@@ -36,7 +36,7 @@ from engine.llm.dispatcher import Dispatcher
 from engine.memory.handbook_rules import Agent
 from engine.memory.record import MemoryKind, utc_now
 from engine.memory.retrieval import TokenRate
-from engine.memory.secrets import redact_value
+from engine.memory.secrets import redact, redact_value
 from engine.memory.status import MemoryStatus
 from engine.memory.waterfall import Windows
 from engine.sim.chronicle import Chronicle
@@ -295,13 +295,14 @@ class Simulation:
                 "world_file": str(world_file) if world_file else None,
                 "world_sha256": file_sha256(world_file) if world_file else None,
                 "version": version(), "clock": self.clock.reading(),
-                "settings": redact_value(self.settings.model_dump(mode="json")), **meta,
+                "settings": redact_value(self.settings.model_dump(mode="json")),
+                **redact_value(meta),  # an endpoint URL with a password in it
             }  # fmt: skip
             run.write_meta(self._record_meta)
         except (OSError, MudsimError) as exc:  # the run goes on, unrecorded
             self.warn(f"this run is not recorded: {exc}")
             return
-        prices = {e.url: (e.price_in, e.price_out) for e in self.settings.llm.endpoints}
+        prices = {redact(e.url): (e.price_in, e.price_out) for e in self.settings.llm.endpoints}
         recorder = RunRecorder(run, prompts=config.record_prompts, training=config.training,
                                prices=prices, warn=lambda message: self.warn(message))  # fmt: skip
         stack = contextlib.ExitStack()
