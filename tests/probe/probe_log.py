@@ -34,10 +34,17 @@ class Log:
         seq = len(self.records)
         self.records.append(
             MemoryRecord(
-                seq, f"2026-01-01T00:00:{seq % 60:02d}Z", kind, text, location=self.room,
-                occupants=list(present), command=command, failed=failed,
-                sim=f"2026-01-01T08:{seq % 60:02d}", speaker=speaker,
-            )  # fmt: skip
+                seq,
+                f"2026-01-01T00:00:{seq % 60:02d}Z",
+                kind,
+                text,
+                location=self.room,
+                occupants=list(present),
+                command=command,
+                failed=failed,
+                sim=f"2026-01-01T08:{seq % 60:02d}",
+                speaker=speaker,
+            )
         )
         return seq
 
