@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from engine.errors import MudsimError, UsageError
+from engine.lab import record_verbs
 from engine.lab import verbs as lab
 from engine.memory.knowledge import KNOWLEDGE_TYPES
 from engine.sim.status import read_clock, read_status
@@ -357,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--agent", metavar="NAME", help="only this character")
     sub.set_defaults(run=repair)
-    _record_verbs(verbs)
+    record_verbs.add(verbs, positive=_positive)
     lab.add_export(verb("export", lab.EXPORT, world=False, character=False,
                         description=lab.EXPORT_DETAILS))  # fmt: skip
     lab.add_cost(verb("cost", lab.COST, world=False, character=False))
@@ -367,52 +368,6 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"port (default {SERVE_PORT})")  # fmt: skip
     sub.set_defaults(run=serve_llm)
     return parser
-
-
-def replay(args: argparse.Namespace) -> None:
-    import asyncio
-
-    from engine.lab.replay import replay_run
-
-    asyncio.run(replay_run(args.run_dir, args.vault))
-
-
-def fork(args: argparse.Namespace) -> None:
-    import asyncio
-
-    from engine.lab.fork import ForkOptions, fork_run
-
-    options = ForkOptions(args.at, args.turns, args.llm, args.model, tuple(args.set or ()),
-                          headless=args.headless)  # fmt: skip
-    asyncio.run(fork_run(args.run_dir, args.vault, options, os.environ))
-
-
-def _record_verbs(verbs: argparse._SubParsersAction[_Parser]) -> None:
-    """``replay`` and ``fork``: a run's record played back, or branched."""
-    summary = ("Replay a recorded run into a new vault with no LLM server; every file must "
-               "end byte-identical to the run's end, or the first difference is said.")  # fmt: skip
-    sub = verbs.add_parser("replay", help=summary, description=summary)
-    sub.add_argument("run_dir", type=Path, metavar="RUN-DIR", help="vault/runs/<run id>")
-    sub.add_argument("--vault", type=Path, required=True, metavar="NEW",
-                     help="a new (empty) vault to replay into")  # fmt: skip
-    sub.set_defaults(run=replay)
-    summary = ("Replay a run up to its TURN-th committed turn, then go on live with another "
-               "model, LLM or settings.")  # fmt: skip
-    sub = verbs.add_parser("fork", help=summary, description=summary)
-    sub.add_argument("run_dir", type=Path, metavar="RUN-DIR", help="vault/runs/<run id>")
-    sub.add_argument("--at", type=_positive, required=True, metavar="TURN",
-                     help="keep the first TURN turns of the run (counted across agents, from 1)")  # fmt: skip
-    sub.add_argument("--vault", type=Path, required=True, metavar="NEW",
-                     help="a new (empty) vault for the fork")  # fmt: skip
-    sub.add_argument("--headless", action="store_true", help="print the narrative, no TUI")
-    sub.add_argument("--turns", type=_positive, metavar="N",
-                     help="each agent takes N live turns after the branch point")  # fmt: skip
-    sub.add_argument("--llm", metavar="URL", help="the LLM from the branch point on")
-    sub.add_argument("--model", metavar="NAME", help="the model from the branch point on")
-    sub.add_argument("--set", action="append", metavar="KEY=VALUE",
-                     help="a setting from the branch point on, e.g. "
-                     "memory_compaction.recent_window=32 (repeatable)")  # fmt: skip
-    sub.set_defaults(run=fork)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -120,7 +120,9 @@ prompt and options, the reply, tokens, seconds, retries, errors), `events.jsonl`
 `mudsim replay`, `fork`, `export` and `cost` read it.
 
 - `record` (true): false keeps no record (long runs on a small disk).
-- `record_prompts` (true): false keeps the calls' metadata but not the prompts' text.
+- `record_prompts` (true): false keeps the calls' metadata but not the prompts' text
+  (a replay then cannot check the prompts; training pairs, which are prompts, follow
+  `training`).
 - `training` (true): false captures no training pairs (`@training-toggle` switches it
   for the run).
 """

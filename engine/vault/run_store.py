@@ -43,8 +43,9 @@ END: Final = "end.json"
 START: Final = "start"
 JOURNALS: Final = "journals.json"
 JOURNAL_NAME: Final = "memories.jsonl"
-NOT_STATE: Final = frozenset({RUNS, "logs", ".lock"})
-"""Top-level entries of a vault that are not its state (the records, the run log, the lock)."""
+NOT_STATE: Final = frozenset({RUNS, "probes", "logs", ".lock"})
+"""Top-level entries of a vault that are not its state (the run records, the probes, the
+run log, the lock)."""
 
 
 class Tape(LineFile):

@@ -1,0 +1,98 @@
+"""The CLI verbs of recorded runs: ``replay``, ``fork`` and ``probe`` (``export`` and
+``cost`` are in ``engine.lab.verbs``). The work is imported only when a verb runs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def add(verbs: Any, *, positive: Callable[[str], int]) -> None:
+    """Add the verbs to ``mudsim``'s sub-parsers (``positive``: a whole number > 0)."""
+    _record_verbs(verbs, positive)
+    _probe_verb(verbs, positive)
+
+
+def replay(args: argparse.Namespace) -> None:
+    import asyncio
+
+    from engine.lab.replay import replay_run
+
+    asyncio.run(replay_run(args.run_dir, args.vault))
+
+
+def fork(args: argparse.Namespace) -> None:
+    import asyncio
+
+    from engine.lab.fork import ForkOptions, fork_run
+
+    options = ForkOptions(args.at, args.turns, args.llm, args.model, tuple(args.set or ()),
+                          headless=args.headless)  # fmt: skip
+    asyncio.run(fork_run(args.run_dir, args.vault, options, os.environ))
+
+
+def probe(args: argparse.Namespace) -> None:
+    import asyncio
+
+    from engine.probe.probe import ProbeOptions
+    from engine.probe.probe import probe as run_probe
+
+    compare = tuple(c.strip() for c in args.compare.split(",") if c.strip())
+    options = ProbeOptions(args.vault, compare, args.run_id, tuple(args.agent or ()),
+                           args.per_category, args.seed, args.questions, args.llm, args.model,
+                           args.json)  # fmt: skip
+    asyncio.run(run_probe(options, os.environ))
+
+
+def _probe_verb(verbs: Any, _positive: Callable[[str], int]) -> None:
+    summary = ("Quiz each agent about its own past (questions from the world's ground truth) "
+               "under memory configurations, and report how often it is right.")  # fmt: skip
+    sub = verbs.add_parser("probe", help=summary, description=summary)
+    sub.add_argument("--vault", type=Path, default=Path("vault"), metavar="DIR",
+                     help="vault folder (default: ./vault)")  # fmt: skip
+    sub.add_argument("--compare", default="full", metavar="A,B,...",
+                     help="configurations: full, waterfall, gapped, window, none (default full)")  # fmt: skip
+    sub.add_argument("--run", dest="run_id", metavar="ID",
+                     help="the run record (default: the latest run)")  # fmt: skip
+    sub.add_argument("--agent", action="append", metavar="NAME", help="only these agents")
+    sub.add_argument("--per-category", type=_positive, default=5, metavar="N",
+                     help="questions per category and agent (default 5)")  # fmt: skip
+    sub.add_argument("--seed", type=int, default=0, metavar="S", help="the questions' seed")
+    sub.add_argument("--questions", type=Path, metavar="FILE",
+                     help="ask this questions.jsonl again instead of new questions")  # fmt: skip
+    sub.add_argument("--llm", metavar="URL",
+                     help="as for run; oracle: or blind: are the probe's own fakes")  # fmt: skip
+    sub.add_argument("--model", metavar="NAME", help="the model that answers")
+    sub.add_argument("--json", action="store_true", help="print the report as JSON")
+    sub.set_defaults(run=probe)
+
+
+def _record_verbs(verbs: Any, _positive: Callable[[str], int]) -> None:
+    """``replay`` and ``fork``: a run's record played back, or branched."""
+    summary = ("Replay a recorded run into a new vault with no LLM server; every file must "
+               "end byte-identical to the run's end, or the first difference is said.")  # fmt: skip
+    sub = verbs.add_parser("replay", help=summary, description=summary)
+    sub.add_argument("run_dir", type=Path, metavar="RUN-DIR", help="vault/runs/<run id>")
+    sub.add_argument("--vault", type=Path, required=True, metavar="NEW",
+                     help="a new (empty) vault to replay into")  # fmt: skip
+    sub.set_defaults(run=replay)
+    summary = ("Replay a run up to its TURN-th committed turn, then go on live with another "
+               "model, LLM or settings.")  # fmt: skip
+    sub = verbs.add_parser("fork", help=summary, description=summary)
+    sub.add_argument("run_dir", type=Path, metavar="RUN-DIR", help="vault/runs/<run id>")
+    sub.add_argument("--at", type=_positive, required=True, metavar="TURN",
+                     help="keep the first TURN turns of the run (counted across agents, from 1)")  # fmt: skip
+    sub.add_argument("--vault", type=Path, required=True, metavar="NEW",
+                     help="a new (empty) vault for the fork")  # fmt: skip
+    sub.add_argument("--headless", action="store_true", help="print the narrative, no TUI")
+    sub.add_argument("--turns", type=_positive, metavar="N",
+                     help="each agent takes N live turns after the branch point")  # fmt: skip
+    sub.add_argument("--llm", metavar="URL", help="the LLM from the branch point on")
+    sub.add_argument("--model", metavar="NAME", help="the model from the branch point on")
+    sub.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="a setting from the branch point on, e.g. "
+                     "memory_compaction.recent_window=32 (repeatable)")  # fmt: skip
+    sub.set_defaults(run=fork)

@@ -1,0 +1,100 @@
+"""Asking an agent a probe question (pure, no I/O): the memory configurations as
+prompt parts, the question appended to the prompt, the answer's constraint, and the
+reply read back as one of the options.
+
+Configurations are prompts, not re-runs: each shows the agent's memory at the end of
+the recorded run in another way, within the same budget as a turn.
+
+- ``full``: the prompt a turn would get (summaries, the verbatim tail, what retrieval
+  brings to mind, the handbook).
+- ``waterfall``: both summaries and the verbatim tail ``[boundary, M)``; nothing else.
+- ``gapped``: Miniworld's rule on the same journal: the summaries, but only the newest
+  ``immediate_window`` memories verbatim; what lies between is in neither (the gap).
+- ``window``: the newest memories verbatim, as many as fit; no summaries.
+- ``none``: the room alone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from collections.abc import Sequence
+from dataclasses import replace
+
+from engine.agents.prompt import PromptParts, one_line
+from engine.llm.request import Constraint
+
+CONFIGS: tuple[str, ...] = ("full", "waterfall", "gapped", "window", "none")
+DONT_KNOW = "I don't know"
+QUESTION_CUE = "Question for"
+"""How the probe's question begins in the prompt (the oracle fake finds it by this)."""
+
+
+def configured(parts: PromptParts, config: str, *, immediate: int,
+               journal: Sequence[str]) -> PromptParts:  # fmt: skip
+    """``parts`` (a turn's, ``full``) as ``config`` shows memory; ``journal``: every
+    memory's text, oldest first (for ``window``); ``immediate``: the immediate window."""
+    bare = replace(parts, knowledge=(), notes=(), handbook="", examples=())
+    if config == "full":
+        return parts
+    if config == "waterfall":
+        return bare
+    if config == "gapped":
+        shown = list(parts.memories)[-immediate:] if immediate > 0 else []
+        return replace(bare, memories=shown, backlog=0)
+    if config == "window":
+        return replace(bare, memories=list(journal), recent_summary="", longterm_summary="",
+                       backlog=0)  # fmt: skip
+    if config == "none":
+        return replace(bare, memories=[], recent_summary="", longterm_summary="", backlog=0)
+    raise ValueError(f"no configuration called {config!r} (one of {', '.join(CONFIGS)})")
+
+
+def letters(options: Sequence[str]) -> list[str]:
+    return list(string.ascii_uppercase[: len(options)])
+
+
+def question_prompt(prompt: str, name: str, question: str, options: Sequence[str]) -> str:
+    """The agent's prompt (its cue ``~Name>`` left off) with the question and its
+    lettered options appended, ending on the answer's cue."""
+    cue = f"~{name}>"
+    head = prompt[: -len(cue)].rstrip("\n") if prompt.endswith(cue) else prompt
+    lines = [f"{QUESTION_CUE} {name}: {one_line(question)}"]
+    lines += [f"{letter}) {one_line(option)}" for letter, option in zip(letters(options), options,
+                                                                        strict=True)]  # fmt: skip
+    lines.append(f"{name}'s answer (one letter):")
+    return head + "\n" + "\n".join(lines)
+
+
+def answer_constraint(options: Sequence[str]) -> Constraint:
+    """One option letter: a grammar for the embedded model, a JSON schema (a one-key
+    object whose value is an enum of the letters) over HTTP."""
+    choices = letters(options)
+    gbnf = "root ::= " + " | ".join(f'"{c}"' for c in choices)
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": choices}},
+              "required": ["answer"]}  # fmt: skip
+    return Constraint(gbnf=gbnf, json_schema=schema)
+
+
+_LETTER = re.compile(r"\b([A-Z])\b")
+
+
+def read_answer(reply: str, options: Sequence[str]) -> str | None:
+    """The option a reply names (``{"answer": "B"}``, ``B``, ``B) ...``, or the
+    option's text), or None: not an answer."""
+    text = reply.strip()
+    choices = letters(options)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, dict) and isinstance(value.get("answer"), str):
+        text = value["answer"].strip()
+    for option in options:
+        if text.lower() == option.lower():
+            return option
+    match = _LETTER.match(text) or _LETTER.search(text[:3])
+    if match and match[1] in choices:
+        return options[choices.index(match[1])]
+    return None

@@ -1,0 +1,36 @@
+"""The probe's chart: accuracy against the evidence's age, one line per configuration
+(matplotlib, in the ``analysis`` extra; without it the report says how to get it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+MISSING = "Chart: needs matplotlib: pip install 'mudsim[analysis]'"
+
+
+def write_chart(report: Mapping[str, Any], path: Path) -> str:
+    """Draw the chart at ``path``; its path, or one line saying why there is none."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # no display: a file
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return MISSING
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for name, value in report["configs"].items():
+        buckets = list(value["by_age"])
+        accuracy = [value["by_age"][b]["accuracy"] or 0.0 for b in buckets]
+        axes.plot(buckets, accuracy, marker="o", label=name)
+    axes.set_xlabel("evidence age (memories ago)")
+    axes.set_ylabel("accuracy")
+    axes.set_ylim(0, 1)
+    axes.axhline(0.25, color="grey", linestyle=":", linewidth=1, label="chance")
+    axes.legend()
+    axes.set_title("Recall by evidence age")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return str(path)

@@ -1,0 +1,102 @@
+"""Two fake answerers that prove the probe measures the prompt, not its scorer
+(shipped as product code, as ``engine.llm.fake`` is; ``mudsim probe --llm oracle:`` or
+``--llm blind:``).
+
+- ``OracleBackend`` answers right exactly when every memory holding the evidence is in
+  the prompt, line for line; otherwise it guesses among the four real options (chance,
+  25%). With no evidence to find (an abstention question) it says it does not know.
+- ``BlindBackend`` always guesses: chance everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from engine.agents.prompt import memory_lines, one_line
+from engine.llm.request import Generation, LLMRequest
+from engine.probe.asking import DONT_KNOW, QUESTION_CUE, letters
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the oracle knows of a question: its options, its gold answer, and the
+    memories that hold the evidence (their texts)."""
+
+    options: tuple[str, ...]
+    gold: str
+    evidence: tuple[str, ...]
+
+
+def _asked(prompt: str) -> tuple[str, str]:
+    """(the part of the prompt before the question, the question's line)."""
+    at = prompt.rfind("\n" + QUESTION_CUE + " ")
+    if at < 0:
+        return prompt, ""
+    line = prompt[at + 1 :].split("\n", 1)[0]
+    return prompt[:at], line
+
+
+def _reply(letter: str) -> Generation:
+    text = json.dumps({"answer": letter})
+    return Generation(text, completion_tokens=3)
+
+
+class BlindBackend:
+    name = "blind"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        prompt = request.prompt()
+        options = [line for line in prompt.splitlines() if line[1:3] == ") "]
+        real = [line[0] for line in options if line[3:] != DONT_KNOW] or ["A"]
+        return replace_tokens(_reply(self.rng.choice(real)), prompt)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class OracleBackend:
+    name = "oracle"
+
+    def __init__(self, known: Mapping[str, Known], seed: int = 0) -> None:
+        self.known = known
+        """The question's line in the prompt (``Question for Ada: ...``) -> what it knows."""
+        self.rng = random.Random(seed)
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        prompt = request.prompt()
+        before, line = _asked(prompt)
+        known = self.known.get(line)
+        if known is None:
+            return replace_tokens(_reply("A"), prompt)
+        choices = letters(known.options)
+        if not known.evidence:
+            return replace_tokens(_reply(choices[known.options.index(DONT_KNOW)]), prompt)
+        shown = set(before.splitlines())
+        if all(text in shown for text in _lines(known.evidence)):
+            return replace_tokens(_reply(choices[known.options.index(known.gold)]), prompt)
+        real = [c for c, o in zip(choices, known.options, strict=True) if o != DONT_KNOW]
+        return replace_tokens(_reply(self.rng.choice(real)), prompt)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _lines(texts: Sequence[str]) -> list[str]:
+    return [line for text in texts for line in memory_lines([text])]
+
+
+def replace_tokens(generation: Generation, prompt: str) -> Generation:
+    """The reply, with the prompt's tokens estimated (four characters a token)."""
+    return Generation(generation.text, prompt_tokens=max(1, len(prompt) // 4),
+                      completion_tokens=generation.completion_tokens)  # fmt: skip
+
+
+def question_line(agent: str, question: str) -> str:
+    """The line a question is asked by (``asking.question_prompt``'s first line)."""
+    return f"{QUESTION_CUE} {agent}: {one_line(question)}"

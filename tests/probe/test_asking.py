@@ -1,0 +1,91 @@
+"""Asking (pure): the configurations show memory as they say, the question ends the
+prompt with lettered options, the constraint allows only a letter, and a reply is read
+back as an option or as nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.agents.prompt import PromptParts, render_prompt
+from engine.probe.asking import (
+    CONFIGS,
+    DONT_KNOW,
+    answer_constraint,
+    configured,
+    question_prompt,
+    read_answer,
+)
+
+PARTS = PromptParts(
+    name="Ada", profile="A gardener.", room_name="The Hall", room_description="Long.",
+    exits=["north"], also_here=["Bo"], memories=["m5", "m6", "m7", "m8"],
+    recent_summary="Recent things.", longterm_summary="Old things.",
+    knowledge=["## Prior Knowledge Summary", "- wells are deep"], handbook="Be kind.",
+    examples=["look"],
+)  # fmt: skip
+JOURNAL = [f"m{n}" for n in range(9)]
+OPTIONS = ("The Hall", "The Yard", "The Tower", "The Cellar", DONT_KNOW)
+
+
+def _shown(config: str) -> str:
+    return render_prompt(configured(PARTS, config, immediate=2, journal=JOURNAL))
+
+
+def test_each_configuration_shows_memory_its_way() -> None:
+    full, waterfall, gapped = _shown("full"), _shown("waterfall"), _shown("gapped")
+    window, none = _shown("window"), _shown("none")
+    assert "wells are deep" in full
+    assert "Be kind." in full
+    assert "wells are deep" not in waterfall
+    assert "Be kind." not in waterfall
+    assert "Old things." in waterfall
+    assert "m5" in waterfall
+    assert "m5" not in gapped  # the gap: summarized nowhere, not shown
+    assert "m7" in gapped
+    assert "Old things." in gapped
+    assert "m0" in window
+    assert "Old things." not in window
+    for text in ("m8", "Old things.", "Recent things."):
+        assert text not in none
+    assert "The Hall" in none
+    with pytest.raises(ValueError, match="no configuration called"):
+        configured(PARTS, "bogus", immediate=2, journal=JOURNAL)
+    assert CONFIGS == ("full", "waterfall", "gapped", "window", "none")
+
+
+def test_the_question_ends_the_prompt_with_lettered_options() -> None:
+    prompt = question_prompt(render_prompt(PARTS), "Ada", "Where\\nwere you?", OPTIONS)
+    tail = prompt.splitlines()[-7:]
+    assert tail[0] == "Question for Ada: Where\\nwere you?"
+    assert tail[1:6] == ["A) The Hall", "B) The Yard", "C) The Tower", "D) The Cellar",
+                         "E) I don't know"]  # fmt: skip
+    assert tail[6] == "Ada's answer (one letter):"
+    assert "~Ada>" not in prompt.splitlines()[-8]
+
+
+def test_the_constraint_allows_one_letter() -> None:
+    constraint = answer_constraint(OPTIONS)
+    assert constraint.gbnf == 'root ::= "A" | "B" | "C" | "D" | "E"'
+    schema = constraint.json_schema
+    assert schema["properties"]["answer"]["enum"] == ["A", "B", "C", "D", "E"]
+    assert schema["required"] == ["answer"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "chosen"),
+    [('{"answer": "B"}', "The Yard"), ("C", "The Tower"), ("D) The Cellar", "The Cellar"),
+     ("the yard", "The Yard"), ("E", DONT_KNOW), ("", None), ("Z", None),
+     ("I think so", None), ('{"answer": 3}', None)],
+)  # fmt: skip
+def test_a_reply_is_read_as_an_option_or_nothing(reply: str, chosen: str | None) -> None:
+    assert read_answer(reply, OPTIONS) == chosen
+
+
+@given(st.text(max_size=40))
+def test_any_reply_is_an_option_or_nothing(reply: str) -> None:
+    assert read_answer(reply, OPTIONS) in (*OPTIONS, None)
+    assert read_answer(json.dumps({"answer": reply}), OPTIONS) in (*OPTIONS, None)

@@ -1,0 +1,137 @@
+"""``mudsim probe`` end to end on a recorded run: questions written before asking, an
+oracle that answers from the evidence in the prompt scores perfectly where the evidence
+is shown and at chance where it is not, a blind answerer scores chance everywhere, and
+nothing in the vault but probes/ changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.cli import main
+from engine.probe.report import wilson
+from engine.vault.run_store import manifest
+
+WORLD = """\
+name: Probe
+rooms:
+  - {id: hall, name: The Hall, description: A long hall., exits: {north: yard}}
+  - {id: yard, name: The Yard, description: A muddy yard., exits: {south: hall}}
+  - {id: tower, name: The Tower, description: Windy.}
+  - {id: cellar, name: The Cellar, description: Damp.}
+objects:
+  - {id: lamp, name: a brass lamp, description: Warm., location: hall}
+characters:
+  - {name: Ada, type: agent, location: hall, profile: A gardener.,
+     immediate_window: 8, recent_window: 8}
+  - {name: Bo, type: agent, location: hall, profile: A smith.,
+     immediate_window: 8, recent_window: 8}
+  - {name: Pat, type: player, role: admin, location: yard}
+  - {name: Pip, type: player, location: tower}
+  - {name: Cy, type: agent, location: tower, profile: A hermit.}
+  - {name: Bea, type: player, location: cellar}
+"""
+THINGS = ("well", "gate", "mill", "bread", "fox", "rain", "bell", "key", "roof", "cart")
+COLOURS = ("red", "deep", "closed", "warm", "gone", "near", "loud", "lost", "new", "old")
+MOVES = ("go north", "go south", "look", "emote waves")
+SCRIPT = ";".join(
+    f"say The {THINGS[n % 10]} is {COLOURS[n * 7 % 10]} today, number {n}"
+    if n % 3
+    else MOVES[n % 4]
+    for n in range(90)
+)  # every quote is said once: who said it, and where, has one answer
+
+
+@pytest.fixture
+def vault(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    world, vault = tmp_path / "probe.yaml", tmp_path / "vault"
+    world.write_text(WORLD, encoding="utf-8")
+    code = main(["run", str(world), "--vault", str(vault), "--headless", "--turns", "30",
+                 "--llm", f"fake:{SCRIPT}", "--seed", "2"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    capsys.readouterr()
+    return vault
+
+
+def _probe(vault: Path, capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    code = main(["probe", "--vault", str(vault), "--json", "--per-category", "8", *args])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    report: dict[str, Any] = json.loads(out)
+    return report
+
+
+def _answers(vault: Path, probe: str) -> list[dict[str, Any]]:
+    path = vault / "probes" / probe / "answers.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _questions(vault: Path, probe: str) -> dict[str, dict[str, Any]]:
+    path = vault / "probes" / probe / "questions.jsonl"
+    return {q["id"]: q for q in map(json.loads, path.read_text().splitlines())}
+
+
+def test_the_oracle_is_right_where_the_evidence_is_shown(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = manifest(vault)
+    report = _probe(vault, capsys, "--compare", "full,window,none", "--llm", "oracle:")
+    assert manifest(vault) == before  # nothing but probes/ changed
+    folder = vault / "probes" / report["probe"]
+    assert {p.name for p in folder.iterdir()} >= {"questions.jsonl", "answers.jsonl",
+                                                  "report.json", "calls.jsonl"}  # fmt: skip
+    questions = _questions(vault, report["probe"])
+    answers = _answers(vault, report["probe"])
+    assert {q["category"] for q in questions.values()} >= {"single-hop", "abstention"}
+
+    def oldest(q: dict[str, Any]) -> int:  # memories ago, of the oldest evidence
+        return int(q["age"]) + max(q["evidence"]) - min(q["evidence"])
+
+    recent = [a for a in answers if a["config"] == "window"
+              and questions[a["question_id"]]["evidence"]
+              and oldest(questions[a["question_id"]]) < 8]  # fmt: skip
+    assert recent
+    assert all(a["correct"] for a in recent)
+    blind_room = [a for a in answers if a["config"] == "none"
+                  and questions[a["question_id"]]["category"] != "abstention"]  # fmt: skip
+    right = sum(a["correct"] for a in blind_room)
+    low, high = wilson(right, len(blind_room))
+    assert low <= 0.25 <= high  # no memory shown: chance
+    calls = (folder / "calls.jsonl").read_text().splitlines()
+    assert all(json.loads(c)["kind"] == "probe" for c in calls)
+    assert len(calls) == len(answers)
+
+
+def test_a_blind_answerer_scores_chance_and_questions_can_be_asked_again(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = _probe(vault, capsys, "--compare", "full,window", "--llm", "blind:")
+    answers = [a for a in _answers(vault, first["probe"])
+               if _questions(vault, first["probe"])[a["question_id"]]["category"] != "abstention"]  # fmt: skip
+    right = sum(a["correct"] for a in answers)
+    low, high = wilson(right, len(answers))
+    assert low <= 0.25 <= high
+    again = _probe(vault, capsys, "--compare", "full", "--llm", "oracle:", "--questions",
+                   str(vault / "probes" / first["probe"] / "questions.jsonl"))  # fmt: skip
+    assert _questions(vault, again["probe"]) == _questions(vault, first["probe"])
+
+
+def test_bad_probe_input_is_one_line(vault: Path, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    for args, says in [
+        (["--compare", "full,everything"], "--compare 'everything': each is one of"),
+        (["--run", "nope"], "has no run record 'nope'"),
+        (["--agent", "Nobody"], "--agent Nobody: no such agent"),
+        (["--questions", str(tmp_path / "missing.jsonl")], "--questions"),
+    ]:
+        code = main(["probe", "--vault", str(vault), "--llm", "oracle:", *args])
+        err = capsys.readouterr().err
+        assert code == 2, args
+        assert says in err
+        assert err.count("\n") == 1
+    code = main(["probe", "--vault", str(tmp_path / "empty"), "--llm", "oracle:"])
+    assert code == 2
+    assert "has no recorded run" in capsys.readouterr().err
