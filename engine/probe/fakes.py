@@ -3,8 +3,9 @@
 ``--llm blind:``).
 
 - ``OracleBackend`` answers right exactly when every memory holding the evidence is in
-  the prompt, line for line; otherwise it guesses among the four real options (chance,
-  25%). With no evidence to find (an abstention question) it says it does not know.
+  the prompt (its beginning, word for word: as a memory line, or kept in a summary);
+  otherwise it guesses among the four real options (chance, 25%). With no evidence to
+  find (an abstention question) it says it does not know.
 - ``BlindBackend`` always guesses: chance everywhere.
 """
 
@@ -77,8 +78,7 @@ class OracleBackend:
         choices = letters(known.options)
         if not known.evidence:
             return replace_tokens(_reply(choices[known.options.index(DONT_KNOW)]), prompt)
-        shown = set(before.splitlines())
-        if all(text in shown for text in _lines(known.evidence)):
+        if all(_shown(text, before) for text in _lines(known.evidence)):
             return replace_tokens(_reply(choices[known.options.index(known.gold)]), prompt)
         real = [c for c, o in zip(choices, known.options, strict=True) if o != DONT_KNOW]
         return replace_tokens(_reply(self.rng.choice(real)), prompt)
@@ -88,7 +88,16 @@ class OracleBackend:
 
 
 def _lines(texts: Sequence[str]) -> list[str]:
-    return [line for text in texts for line in memory_lines([text])]
+    return [line.strip() for text in texts for line in memory_lines([text])]
+
+
+SHOWN_CHARS = 40
+"""A memory counts as shown when its first this many characters are in the prompt: as a
+line of its own, or kept word for word in a summary (an extractive one cuts the rest)."""
+
+
+def _shown(line: str, prompt: str) -> bool:
+    return line[:SHOWN_CHARS] in prompt
 
 
 def replace_tokens(generation: Generation, prompt: str) -> Generation:

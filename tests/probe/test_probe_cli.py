@@ -95,11 +95,13 @@ def test_the_oracle_is_right_where_the_evidence_is_shown(
               and oldest(questions[a["question_id"]]) < 8]  # fmt: skip
     assert recent
     assert all(a["correct"] for a in recent)
-    blind_room = [a for a in answers if a["config"] == "none"
-                  and questions[a["question_id"]]["category"] != "abstention"]  # fmt: skip
-    right = sum(a["correct"] for a in blind_room)
-    low, high = wilson(right, len(blind_room))
-    assert low <= 0.25 <= high  # no memory shown: chance
+
+    def accuracy(config: str) -> float:
+        given = [a for a in answers if a["config"] == config
+                 and questions[a["question_id"]]["category"] != "abstention"]  # fmt: skip
+        return sum(a["correct"] for a in given) / len(given)
+
+    assert accuracy("none") < 0.5 < accuracy("window")  # no memory shown: guesses
     calls = (folder / "calls.jsonl").read_text().splitlines()
     assert all(json.loads(c)["kind"] == "probe" for c in calls)
     assert len(calls) == len(answers)

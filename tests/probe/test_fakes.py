@@ -1,0 +1,53 @@
+"""The fake answerers: the oracle is right exactly when the evidence is in the prompt
+(as a memory line or kept in a summary), guesses otherwise, and says it does not know
+when there is nothing to find; the blind one always guesses, never "I don't know"."""
+
+from __future__ import annotations
+
+import json
+
+from engine.llm.request import LLMRequest
+from engine.probe.asking import DONT_KNOW, question_prompt, read_answer
+from engine.probe.fakes import BlindBackend, Known, OracleBackend, question_line
+
+OPTIONS = ("Bo", "Pat", "Pip", "Bea", DONT_KNOW)
+QUESTION = 'Who told you "The gate is red"?'
+EVIDENCE = ('Bo says, "The gate is red, and the well is deep, and the mill is closed."',)
+
+
+def _ask(backend: OracleBackend | BlindBackend, prompt: str) -> str | None:
+    import asyncio
+
+    request = LLMRequest(prompt=lambda: question_prompt(prompt, "Ada", QUESTION, OPTIONS),
+                         model="oracle")  # fmt: skip
+    reply = asyncio.run(backend.generate(request)).text
+    assert json.loads(reply)["answer"] in "ABCDE"
+    return read_answer(reply, OPTIONS)
+
+
+def _oracle(evidence: tuple[str, ...] = EVIDENCE, seed: int = 0) -> OracleBackend:
+    known = {question_line("Ada", QUESTION): Known(OPTIONS, "Bo", evidence)}
+    return OracleBackend(known, seed)
+
+
+def test_the_oracle_is_right_when_the_evidence_is_shown() -> None:
+    as_a_line = f"You are Ada.\n---\n{EVIDENCE[0]}\n---\n~Ada>"
+    assert _ask(_oracle(), as_a_line) == "Bo"
+    in_a_summary = f"## Recent past (summary)\nI waited. {EVIDENCE[0][:45]}…\n~Ada>"
+    assert _ask(_oracle(), in_a_summary) == "Bo"
+
+
+def test_without_the_evidence_the_oracle_guesses_among_the_real_options() -> None:
+    answers = {_ask(_oracle(seed=n), "You are Ada.\n~Ada>") for n in range(40)}
+    assert answers == {"Bo", "Pat", "Pip", "Bea"}
+
+
+def test_with_nothing_to_find_the_oracle_does_not_know() -> None:
+    assert _ask(_oracle(evidence=()), "You are Ada.\n~Ada>") == DONT_KNOW
+
+
+def test_the_blind_one_always_guesses() -> None:
+    blind = BlindBackend(seed=3)
+    shown = f"---\n{EVIDENCE[0]}\n---\n~Ada>"
+    answers = [_ask(blind, shown) for _ in range(60)]
+    assert set(answers) == {"Bo", "Pat", "Pip", "Bea"}
