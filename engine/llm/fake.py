@@ -3,6 +3,7 @@
     ScriptedBackend(["look", "say Hello"])            # replies in order, then cycles
     ScriptedBackend(["look"], fail_first=2)           # two failures, then replies
     ScriptedBackend.from_spec("look;say Hello")       # what `--llm fake:look;say Hello` builds
+    ScriptedBackend.from_spec("summaries=faithful;look")  # summaries in the memories' words
 
 Turns get the script; summary requests get one fixed first-person summary; knowledge
 passes get ``knowledge`` (both phases) and handbook requests ``handbook`` (by default
@@ -19,7 +20,14 @@ from collections.abc import Sequence
 from engine.errors import LLMUnavailableError
 from engine.llm.embedding import bag_of_words
 from engine.llm.request import Generation, LLMRequest
+from engine.memory.extractive import extractive_merge, extractive_summary
+from engine.memory.summary_prompts import CHUNK_CUE, summary_budget
 
+FAITHFUL = "<faithful>"
+"""As ``summary``: each summary keeps the memories' own words (``faithful_summary``), so
+what a summary holds can be checked word for word (the recall probe's oracle does)."""
+FAITHFUL_SPEC = "summaries=faithful"
+"""In ``--llm fake:...``: the summaries are ``FAITHFUL``."""
 DEFAULT_SCRIPT = ("look", "say Hello.", "think What a quiet place.")
 DEFAULT_SUMMARY = "I looked around, said hello to whoever was near, and kept my thoughts to myself."
 
@@ -52,9 +60,12 @@ class ScriptedBackend:
 
     @classmethod
     def from_spec(cls, spec: str) -> ScriptedBackend:
-        """``"look;say Hi"`` -> replies ``["look", "say Hi"]``; empty -> the default script."""
-        replies = [part.strip() for part in spec.split(";") if part.strip()]
-        return cls(replies or DEFAULT_SCRIPT)
+        """``"look;say Hi"`` -> replies ``["look", "say Hi"]``; empty -> the default script;
+        a part ``summaries=faithful`` makes the summaries keep the memories' words."""
+        parts = [part.strip() for part in spec.split(";") if part.strip()]
+        replies = [part for part in parts if part != FAITHFUL_SPEC]
+        summary = FAITHFUL if FAITHFUL_SPEC in parts else DEFAULT_SUMMARY
+        return cls(replies or DEFAULT_SCRIPT, summary=summary)
 
     async def generate(self, request: LLMRequest) -> Generation:
         started = time.perf_counter()
@@ -70,6 +81,8 @@ class ScriptedBackend:
             text = self.handbook
         elif request.role != "actor":
             text = self.summary
+            if text == FAITHFUL:
+                text = faithful_summary(prompt, summary_budget(request.options))
         else:
             text = self.replies[self._next % len(self.replies)]
             self._next += 1
@@ -88,3 +101,26 @@ class ScriptedBackend:
 
     async def aclose(self) -> None:
         return None
+
+
+def faithful_summary(prompt: str, budget: int) -> str:
+    """A summary in the memories' own words: a chunk's most informative memories, or a
+    merge of the two summaries, as the extractive fallback makes them (pure)."""
+    lines = prompt.splitlines()
+    if "MEMORIES:" in lines:
+        start = lines.index("MEMORIES:") + 1
+        memories = [line for line in lines[start:] if line.strip() and line != CHUNK_CUE]
+        return extractive_summary(memories, budget)
+    older, recent = _section(lines, "OLDER SUMMARY:"), _section(lines, "RECENT SUMMARY:")
+    return extractive_merge(older, recent, budget)
+
+
+def _section(lines: list[str], heading: str) -> str:
+    if heading not in lines:
+        return ""
+    body = []
+    for line in lines[lines.index(heading) + 1 :]:
+        if not line.strip():
+            break
+        body.append(line)
+    return "\n".join(body)

@@ -44,3 +44,21 @@ def test_spec_parsing() -> None:
     assert ScriptedBackend.from_spec("").replies == list(DEFAULT_SCRIPT)
     with pytest.raises(ValueError, match="at least one"):
         ScriptedBackend([])
+
+
+def test_faithful_summaries_keep_the_memories_words() -> None:
+    from engine.llm.fake import FAITHFUL, faithful_summary
+    from engine.memory.summary_prompts import chunk_prompt, merge_prompt
+    from engine.memory.summary_quality import judge_summary
+
+    backend = ScriptedBackend.from_spec("summaries=faithful;look")
+    assert backend.replies == ["look"]
+    assert backend.summary == FAITHFUL
+    memories = ['Bo says, "The gate is red."', "You go north to The Yard.", "Pat waves."]
+    prompt = chunk_prompt("Ada", memories)
+    summary = faithful_summary(prompt, 400)
+    assert all(memory in summary for memory in memories)
+    assert judge_summary(summary, prompt).problem is None  # the gate takes it
+    merged = faithful_summary(merge_prompt("Ada", "I slept.", summary), 400)
+    assert "The gate is red." in merged
+    assert "I slept." in merged

@@ -137,3 +137,36 @@ def test_bad_probe_input_is_one_line(vault: Path, tmp_path: Path,
     code = main(["probe", "--vault", str(tmp_path / "empty"), "--llm", "oracle:"])
     assert code == 2
     assert "has no recorded run" in capsys.readouterr().err
+
+
+def test_summaries_beat_the_bare_window_on_old_evidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A long run in a small context (1,024 tokens), summaries in the memories' own words
+    (``summaries=faithful``): what the window cannot hold any more, the summaries still
+    show, so the oracle finds it under full and waterfall and not under window."""
+    things = ("well", "gate", "mill", "bread", "fox", "rain", "bell", "key", "roof", "cart",
+              "owl", "boat", "salt")  # fmt: skip
+    colours = ("red", "deep", "closed", "warm", "gone", "near", "loud", "lost", "new", "old",
+               "wet")  # fmt: skip
+    replies = [f"say The {things[n % 13]} is {colours[n * 7 % 11]} today, number {n}"
+               if n % 3 else MOVES[n % 4] for n in range(400)]  # fmt: skip
+    world, vault = tmp_path / "probe.yaml", tmp_path / "vault"
+    world.write_text(WORLD, encoding="utf-8")
+    (vault / "config").mkdir(parents=True)
+    (vault / "config" / "llm.md").write_text(
+        "---\nprofiles:\n  actor:\n    options: {num_ctx: 1024, num_predict: 64, "
+        'temperature: 0.9, stop: ["\\n"]}\n---\n'
+    )
+    script = ";".join(["summaries=faithful", *replies])
+    code = main(["run", str(world), "--vault", str(vault), "--headless", "--turns", "80",
+                 "--seed", "3", "--llm", f"fake:{script}"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    capsys.readouterr()
+    report = _probe(vault, capsys, "--compare", "full,waterfall,gapped,window", "--llm",
+                    "oracle:", "--per-category", "15")  # fmt: skip
+    old = {name: config["by_age"]["64-255"]["accuracy"]
+           for name, config in report["configs"].items()}  # fmt: skip
+    assert old["full"] > old["window"]
+    assert old["waterfall"] > old["window"]
+    assert old["full"] > old["gapped"]
