@@ -12,7 +12,7 @@ turns=${TURNS:-200}
 vault=${VAULT:-$(mktemp -d)/vault}
 model_args=()
 if [ -n "$model" ]; then model_args=(--model "$model"); fi
-mudsim run worlds/trio.yaml --vault "$vault" --headless --turns "$turns" --seed 7 \
+mudsim run worlds/village.yaml --vault "$vault" --headless --turns "$turns" --seed 7 \
   --llm "$llm" "${model_args[@]}"
 mudsim probe --vault "$vault" --compare full,waterfall,gapped,window,none --per-category 10 \
   --llm "$llm" "${model_args[@]}"
