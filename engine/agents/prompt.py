@@ -15,6 +15,7 @@ show (a compaction backlog, and those dropped to fit); it is part of what is fit
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,10 @@ NOTES_HEADING = "## Relevant private notes"
 LONGTERM_HEADING = "## Older memories (summary)"
 RECENT_HEADING = "## Recent past (summary)"
 EXAMPLES_HEADING = "## Good moves here (examples)"
+MEMORY_FLOOR = 0.25
+"""The share of the room beside the fixed parts that the newest memory lines keep before
+notes, knowledge and the handbook are cut to fit (what just happened outranks what is
+brought to mind)."""
 
 _UNSAFE_START = re.compile(r"^(?:\s|~|---(?:\n|$))+")
 """What a cut summary must not begin with: whitespace, a cue's ``~``, a bare fence."""
@@ -224,34 +229,53 @@ def _fit(
 ) -> tuple[_Sections, int]:
     """Shrink ``body`` in the documented order until the prompt fits ``budget``; also
     how many memories were left out. ``counts[i]``: the memories line ``i`` stands for."""
+    lines = body.memories
+    kept = [0] * (len(lines) + 1)  # kept[d]: what lines[d:] cost
+    for d in range(len(lines) - 1, -1, -1):
+        kept[d] = kept[d + 1] + len(lines[d]) + 1
+    hidden = [0, *itertools.accumulate(counts)]  # hidden[d]: the memories lines[:d] stand for
+    fences = 2 * (len(FENCE) + 1)
+
+    def block(d: int) -> int:  # what the memory block costs with lines[:d] left out
+        notice = memories_notice(backlog, hidden[d])
+        cost = kept[d] + (len(notice) + 1 if notice else 0)
+        return cost + fences if cost else 0
+
+    def first_fitting(base: int, floor: int = -1) -> int | None:
+        """The fewest oldest lines to leave out so the prompt fits, or the lines take at
+        most ``floor``; None: not even with every line left out."""
+        return next((d for d in range(len(lines) + 1)
+                     if base + block(d) <= budget or kept[d] <= floor), None)  # fmt: skip
+
+    fixed = _length(_lines(head, _Sections([], [], "", "", []), tail))
     others = _Sections(body.knowledge, body.notes, body.longterm, body.recent, [],
                        handbook=body.handbook)  # fmt: skip
     base = _length(_lines(head, others, tail))
-    fences = 2 * (len(FENCE) + 1)
-    lines = body.memories
-    kept_cost = sum(len(line) + 1 for line in lines)  # of lines[dropped:]
-    hidden = 0
-    for dropped in range(len(lines) + 1):  # the oldest first, until the rest fits
-        notice = memories_notice(backlog, hidden)
-        block = kept_cost + (len(notice) + 1 if notice else 0)
-        if base + (block + fences if block else 0) <= budget:
-            others.memories, others.notice = lines[dropped:], notice
-            return others, hidden
-        if dropped < len(lines):
-            kept_cost -= len(lines[dropped]) + 1
-            hidden += counts[dropped]
-    # Not one memory fits: the notice is kept longest, then the rest goes in order.
-    notice = memories_notice(backlog, hidden)
-    excess = base + (len(notice) + 1 + fences if notice else 0) - budget
+    # 1. the oldest memories, while the newest lines take more than their floor
+    floor = int(MEMORY_FLOOR * max(0, budget - fixed))
+    dropped = first_fitting(base, floor) or 0  # (never None: kept[-1] is 0, within any floor)
+    # 2. notes, knowledge and the handbook, each the last line first
+    excess = base + block(dropped) - budget
     notes, excess = _drop(body.notes, excess, len(NOTES_HEADING) + 1, oldest=False)
     knowledge, excess = _drop(body.knowledge, excess, 0, oldest=False)
     while knowledge and knowledge[-1].startswith("#"):  # a heading whose lines went
         excess -= len(knowledge.pop()) + 1
     handbook, excess = _drop(body.handbook, excess, len(HANDBOOK_HEADING) + 1, oldest=False)
+    others = _Sections(knowledge, notes, body.longterm, body.recent, [], handbook=handbook)
+    base = _length(_lines(head, others, tail))
+    # 3. as many memories as then fit (what step 2 freed may take some back)
+    fitting = first_fitting(base)
+    if fitting is not None:
+        others.memories, others.notice = lines[fitting:], memories_notice(backlog, hidden[fitting])
+        return others, hidden[fitting]
+    # 4. not one memory fits: the notice is kept longest, the summaries are cut first
+    everything = len(lines)
+    notice = memories_notice(backlog, hidden[everything])
+    excess = base + block(everything) - budget
     longterm, excess = _cut(body.longterm, excess, len(LONGTERM_HEADING) + 1)
     recent, excess = _cut(body.recent, excess, len(RECENT_HEADING) + 1)
     notice = notice if excess <= 0 else ""  # it does not fit even alone
-    return _Sections(knowledge, notes, longterm, recent, [], notice, handbook), hidden
+    return _Sections(knowledge, notes, longterm, recent, [], notice, handbook), hidden[everything]
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,12 +289,14 @@ def render_prompt(parts: PromptParts, budget_chars: int | None = None) -> str:
     """The whole prompt, ending on ``~Name>`` with no newline after it.
 
     With ``budget_chars`` the prompt is shrunk to at most that many characters: the
-    oldest memory lines go first, then notes (the last first), then knowledge lines
-    (the last first), then the handbook's lines (the last first), then the long-term
-    summary is cut from its start, then the recent one, and last the line saying how
-    many older memories are not shown. The identity line, the commands and the situation are never dropped: when they alone
-    are longer than the budget they are returned anyway, so the result is then
-    longer than ``budget_chars``.
+    oldest memory lines go first while the memories take more than ``MEMORY_FLOOR`` of
+    the room the fixed parts leave; then notes (the last first), knowledge lines (the
+    last first) and the handbook's lines (the last first); then the rest of the memory
+    lines, the oldest first; then the long-term summary is cut from its start, then the
+    recent one, and last the line saying how many older memories are not shown. The
+    identity line, the commands and the situation are never dropped: when they alone
+    are longer than the budget they are returned anyway, so the result is then longer
+    than ``budget_chars``.
     """
     return fit_prompt(parts, budget_chars).text
 

@@ -148,15 +148,18 @@ class Recollection:
         return Query(keywords, _hour(now), character.occupation, character.prioritize_recent)
 
     def select(self, character: Character, budget: int) -> Selection:
-        """What ``character`` brings to mind now, within ``budget`` tokens."""
+        """What ``character`` brings to mind now, within ``budget`` tokens (never the past
+        summary the prompt shows already as its short-term summary)."""
         query = self.query(character)
         start = format_reading(self.sim.world.clock.start)
         rate = self.sim.token_rate
         profile = self.sim.settings.llm.profiles.get("actor")
         notes = profile.notes_tokens if profile is not None else 0
+        recent = self.sim.minds[character.id].summaries.recent
+        shown = [f"past:{recent.covers_from}-{recent.covers_to}"] if recent else []
         selection = self.index(character).select(
             query, budget, tokens=rate.tokens, start=start, caps={"note": notes} if notes else None,
-            semantic=self._situations.get(character.id),
+            semantic=self._situations.get(character.id), exclude=shown,
         )  # fmt: skip
         others = {c.name: self._entries_index(c) for c in self._other_agents(character)}
         selection.related_agents.extend(related_agents(query, others))

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from engine.agents.prompt import (
     BASIC_COMMANDS,
     FENCE,
+    MEMORY_FLOOR,
     NOTES_HEADING,
     PromptParts,
     char_budget,
@@ -74,6 +75,7 @@ def bare(parts: PromptParts) -> PromptParts:
         memories=(),
         notes=(),
         knowledge=(),
+        handbook="",
         recent_summary="",
         longterm_summary="",
         backlog=0,
@@ -272,11 +274,11 @@ def test_without_room_for_any_memory_the_notice_stays_then_the_fences_go_too() -
     assert fit_prompt(bo(), 0).hidden == 3
 
 
-def test_the_notice_is_kept_before_notes_and_knowledge() -> None:
+def test_the_newest_memory_is_kept_before_notes_and_knowledge() -> None:
     parts = bo(memories=["Ada waves."], recent_summary="", notes=[("A", "first")])
     full = render_prompt(parts)
     fitted = render_prompt(parts, len(full) - 1)
-    assert memory_block(fitted) == ["(1 earlier memory not shown)"]
+    assert memory_block(fitted) == ["Ada waves."]
     assert NOTES_HEADING not in fitted
 
 
@@ -297,6 +299,27 @@ def test_then_notes_last_first_then_knowledge() -> None:
     assert "## Relevant private notes" not in no_notes
     assert no_notes == HEAD + "K1\nK2" + SITUATION
     assert render_prompt(parts, len(no_notes) - 1) == HEAD + "K1" + SITUATION
+
+
+def test_the_newest_memories_keep_their_floor_before_notes_and_knowledge_go() -> None:
+    memories = [f'Ada says, "This is line {n} of a long talk."' for n in range(40)]
+    knowledge = ["### Proven Facts (Verified)",
+                 *(f"- Fact {n}: the well by the orchard is deep and cold." for n in range(6))]  # fmt: skip
+    parts = bo(memories=memories, knowledge=knowledge, notes=[("Well", "it is deep")])
+    room = 500
+    prompt = render_prompt(parts, len(render_prompt(bare(parts))) + room)
+    kept = kept_memories(prompt)
+    assert kept == memory_lines(memories)[-len(kept) :]
+    # the newest lines keep a quarter of the room (two of these); the notes and the
+    # last facts go instead of them
+    assert sum(len(line) + 1 for line in kept) <= MEMORY_FLOOR * room
+    assert len(kept) == 2
+    assert NOTES_HEADING not in prompt
+    assert "- Fact 0:" in prompt
+    assert "- Fact 5:" not in prompt
+    # with no room for them even so, the facts go first, then the memories
+    assert kept_memories(render_prompt(parts, len(render_prompt(bare(parts))) + 200))
+    assert "Fact" not in render_prompt(parts, len(render_prompt(bare(parts))) + 200)
 
 
 def test_summaries_are_cut_from_their_start_long_term_first() -> None:
@@ -375,7 +398,8 @@ parts_strategy = st.builds(
     recent_summary=free_text,
     longterm_summary=free_text,
     notes=st.lists(st.tuples(free_text, free_text), max_size=3),
-    knowledge=st.lists(free_text, max_size=3),
+    knowledge=st.lists(free_text | st.text(min_size=60, max_size=200), max_size=3),
+    handbook=free_text,
     backlog=st.integers(0, 12),
 )
 
@@ -449,12 +473,30 @@ def test_the_notice_says_how_many_older_memories_are_not_shown(
 
 
 @given(parts_strategy, st.integers(0, 400))
-def test_memories_go_before_anything_else(parts: PromptParts, spare: int) -> None:
+def test_the_summaries_are_cut_only_when_no_memory_fits(parts: PromptParts, spare: int) -> None:
+    parts = dataclasses.replace(parts, handbook="")  # (it may go before the memories do)
     full = render_prompt(parts)
     prompt = render_prompt(parts, len(render_prompt(bare(parts))) + spare)
     if kept_memories(prompt):
-        # some memories were kept, so nothing else was touched
+        # some memories were kept, so what comes before them was not touched
         assert full.split(f"\n{FENCE}\n", 1)[0] == prompt.split(f"\n{FENCE}\n", 1)[0]
+
+
+@given(parts_strategy, st.integers(0, 600))
+def test_notes_knowledge_and_the_handbook_never_cost_the_newest_memories_their_floor(
+    parts: PromptParts, spare: int
+) -> None:
+    fixed = len(render_prompt(bare(parts)))
+    budget = fixed + spare
+    without = dataclasses.replace(parts, notes=(), knowledge=(), handbook="")
+    alone = len(kept_memories(render_prompt(without, budget)))
+    lines = memory_lines(parts.memories)
+
+    def cost(k: int) -> int:  # the newest k lines
+        return sum(len(line) + 1 for line in lines[len(lines) - k :])
+
+    floor = max(k for k in range(len(lines) + 1) if cost(k) <= MEMORY_FLOOR * spare)
+    assert len(kept_memories(render_prompt(parts, budget))) >= min(alone, floor)
 
 
 @given(st.lists(free_text, max_size=30))

@@ -76,6 +76,24 @@ def test_in_a_room_visited_long_ago_it_sees_what_happened_there(sim: Simulation)
     assert "read by the lamp" not in section  # that happened in the hall
 
 
+def test_the_short_term_summary_shown_is_not_brought_to_mind_twice(sim: Simulation) -> None:
+    for index in range(12):
+        run(sim, "Ada", f"think Thought number {index}.")
+    ada = sim.minds["ada"]
+    lamp = "I read by the lamp in the hall all evening."
+    ada.commit(None, Summary(lamp, 0, 4, 12, "2026-11-25T10:00:00Z", sim="2026-01-01T09:00",
+                             rooms=("hall",)))  # fmt: skip
+    prompt = build_prompt(sim, sim.character("Ada"))  # in the hall: the summary is relevant
+    assert f"## Recent past (summary)\n{lamp}" in prompt
+    assert lamp not in _section(prompt)  # but shown already, as the short-term summary
+    ada.commit(Summary(lamp, 0, 4, 12, "2026-11-25T10:01:00Z"),
+               Summary("I counted the apples in the yard.", 4, 8, 12, "2026-11-25T10:01:00Z",
+                       sim="2026-01-01T09:30", rooms=("yard",)))  # fmt: skip
+    prompt = build_prompt(sim, sim.character("Ada"))
+    assert f"## Older memories (summary)\n{lamp}" in prompt  # L: the newest part of a merge
+    assert f"- (2026-01-01) {lamp}" in _section(prompt)  # the episode itself, found again
+
+
 def test_related_agents_are_named_not_their_knowledge(sim: Simulation) -> None:
     _bank(sim, "Bo", [entry(1, "The hall floor was laid by Bo's grandfather.", ["hall"])])
     section = _section(build_prompt(sim, sim.character("Ada")))
