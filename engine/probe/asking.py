@@ -6,7 +6,8 @@ Configurations are prompts, not re-runs: each shows the agent's memory at the en
 the recorded run in another way, within the same budget as a turn.
 
 - ``full``: the prompt a turn would get (summaries, the verbatim tail, what retrieval
-  brings to mind, the handbook).
+  brings to mind, the handbook), without a turn's examples of good moves (no memory,
+  and lines that end on the agent's cue just before a question).
 - ``waterfall``: both summaries and the verbatim tail ``[boundary, M)``; nothing else.
 - ``gapped``: Miniworld's rule on the same journal: the summaries, but only the newest
   ``immediate_window`` memories verbatim; what lies between is in neither (the gap).
@@ -35,9 +36,9 @@ def configured(parts: PromptParts, config: str, *, immediate: int,
                journal: Sequence[str]) -> PromptParts:  # fmt: skip
     """``parts`` (a turn's, ``full``) as ``config`` shows memory; ``journal``: every
     memory's text, oldest first (for ``window``); ``immediate``: the immediate window."""
+    if config == "full":  # examples of good moves are no memory: left out of every one
+        return replace(parts, examples=())
     bare = replace(parts, knowledge=(), notes=(), handbook="", examples=())
-    if config == "full":
-        return parts
     if config == "waterfall":
         return bare
     if config == "gapped":

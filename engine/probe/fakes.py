@@ -4,8 +4,10 @@
 
 - ``OracleBackend`` answers right exactly when every memory holding the evidence is in
   the prompt (its beginning, word for word: as a memory line, or kept in a summary);
-  otherwise it guesses among the four real options (chance, 25%). With no evidence to
-  find (an abstention question) it says it does not know.
+  otherwise it guesses among the four real options (chance, 25%). Its guess depends on
+  the seed and the question only, so two configurations' answers differ exactly where
+  their prompts show different evidence. With no evidence to find (an abstention
+  question) it says it does not know.
 - ``BlindBackend`` always guesses: chance everywhere.
 """
 
@@ -16,9 +18,9 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.agents.prompt import memory_lines, one_line
+from engine.agents.prompt import memory_lines
 from engine.llm.request import Generation, LLMRequest
-from engine.probe.asking import DONT_KNOW, QUESTION_CUE, letters
+from engine.probe.asking import DONT_KNOW, QUESTION_CUE, letters, question_prompt
 
 
 @dataclass(frozen=True)
@@ -32,12 +34,13 @@ class Known:
 
 
 def _asked(prompt: str) -> tuple[str, str]:
-    """(the part of the prompt before the question, the question's line)."""
+    """(the part of the prompt before the question, the question and its options: two
+    questions may read the same, "Which of these happened first?")."""
     at = prompt.rfind("\n" + QUESTION_CUE + " ")
     if at < 0:
         return prompt, ""
-    line = prompt[at + 1 :].split("\n", 1)[0]
-    return prompt[:at], line
+    block = prompt[at + 1 :].splitlines()[:-1]  # the answer's cue left off
+    return prompt[:at], "\n".join(block)
 
 
 def _reply(letter: str) -> Generation:
@@ -66,8 +69,8 @@ class OracleBackend:
 
     def __init__(self, known: Mapping[str, Known], seed: int = 0) -> None:
         self.known = known
-        """The question's line in the prompt (``Question for Ada: ...``) -> what it knows."""
-        self.rng = random.Random(seed)
+        """A question as the prompt asks it (``question_block``) -> what the oracle knows."""
+        self.seed = seed
 
     async def generate(self, request: LLMRequest) -> Generation:
         prompt = request.prompt()
@@ -81,7 +84,8 @@ class OracleBackend:
         if all(_shown(text, before) for text in _lines(known.evidence)):
             return replace_tokens(_reply(choices[known.options.index(known.gold)]), prompt)
         real = [c for c, o in zip(choices, known.options, strict=True) if o != DONT_KNOW]
-        return replace_tokens(_reply(self.rng.choice(real)), prompt)
+        guess = random.Random(f"{self.seed}\n{line}").choice(real)  # the same in every config
+        return replace_tokens(_reply(guess), prompt)
 
     async def aclose(self) -> None:
         return None
@@ -106,6 +110,8 @@ def replace_tokens(generation: Generation, prompt: str) -> Generation:
                       completion_tokens=generation.completion_tokens)  # fmt: skip
 
 
-def question_line(agent: str, question: str) -> str:
-    """The line a question is asked by (``asking.question_prompt``'s first line)."""
-    return f"{QUESTION_CUE} {agent}: {one_line(question)}"
+def question_block(agent: str, question: str, options: Sequence[str]) -> str:
+    """A question as the prompt asks it: its line and its lettered options
+    (``asking.question_prompt``)."""
+    asked = question_prompt("", agent, question, options)
+    return "\n".join(asked.splitlines()[1:-1])

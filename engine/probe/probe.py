@@ -42,7 +42,7 @@ from engine.probe.asking import (
     read_answer,
 )
 from engine.probe.chart import write_chart
-from engine.probe.fakes import BlindBackend, Known, OracleBackend, question_line
+from engine.probe.fakes import BlindBackend, Known, OracleBackend, question_block
 from engine.probe.questions import Question, generate
 from engine.probe.report import Answer, build_report, table
 from engine.probe.said_did import said_vs_did
@@ -218,7 +218,9 @@ def _known(questions: Sequence[Question],
     for q in questions:
         texts = {r.seq: r.text for r in journals.get(q.agent, ())}
         evidence = tuple(texts[s] for s in q.evidence if s in texts)
-        known[question_line(q.agent, q.question)] = Known(tuple(q.options), q.gold, evidence)
+        known[question_block(q.agent, q.question, q.options)] = Known(
+            tuple(q.options), q.gold, evidence
+        )
     return known
 
 

@@ -40,6 +40,9 @@ def test_each_configuration_shows_memory_its_way() -> None:
     window, none = _shown("window"), _shown("none")
     assert "wells are deep" in full
     assert "Be kind." in full
+    for shown in (full, waterfall, gapped, window, none):  # a turn's examples: no memory
+        assert "~Ada> look" not in shown
+    assert "~Ada> look" in render_prompt(PARTS)
     assert "wells are deep" not in waterfall
     assert "Be kind." not in waterfall
     assert "Old things." in waterfall

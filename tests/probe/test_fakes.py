@@ -4,11 +4,12 @@ when there is nothing to find; the blind one always guesses, never "I don't know
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from engine.llm.request import LLMRequest
 from engine.probe.asking import DONT_KNOW, question_prompt, read_answer
-from engine.probe.fakes import BlindBackend, Known, OracleBackend, question_line
+from engine.probe.fakes import BlindBackend, Known, OracleBackend, question_block
 
 OPTIONS = ("Bo", "Pat", "Pip", "Bea", DONT_KNOW)
 QUESTION = 'Who told you "The gate is red"?'
@@ -16,8 +17,6 @@ EVIDENCE = ('Bo says, "The gate is red, and the well is deep, and the mill is cl
 
 
 def _ask(backend: OracleBackend | BlindBackend, prompt: str) -> str | None:
-    import asyncio
-
     request = LLMRequest(prompt=lambda: question_prompt(prompt, "Ada", QUESTION, OPTIONS),
                          model="oracle")  # fmt: skip
     reply = asyncio.run(backend.generate(request)).text
@@ -26,7 +25,7 @@ def _ask(backend: OracleBackend | BlindBackend, prompt: str) -> str | None:
 
 
 def _oracle(evidence: tuple[str, ...] = EVIDENCE, seed: int = 0) -> OracleBackend:
-    known = {question_line("Ada", QUESTION): Known(OPTIONS, "Bo", evidence)}
+    known = {question_block("Ada", QUESTION, OPTIONS): Known(OPTIONS, "Bo", evidence)}
     return OracleBackend(known, seed)
 
 
@@ -51,3 +50,22 @@ def test_the_blind_one_always_guesses() -> None:
     shown = f"---\n{EVIDENCE[0]}\n---\n~Ada>"
     answers = [_ask(blind, shown) for _ in range(60)]
     assert set(answers) == {"Bo", "Pat", "Pip", "Bea"}
+
+
+def test_the_oracle_guesses_alike_for_a_question_whatever_else_the_prompt_shows() -> None:
+    oracle = _oracle(seed=5)
+    prompts = ["You are Ada.\n~Ada>", "You are Ada.\n---\nRain.\n---\n~Ada>",
+               "You are Ada.\n## Recent past (summary)\nI slept.\n~Ada>"]  # fmt: skip
+    assert len({_ask(oracle, p) for p in prompts * 3}) == 1
+
+
+def test_two_questions_that_read_alike_are_told_apart_by_their_options() -> None:
+    other = ("Pat", "Bo", "Pip", "Bea", DONT_KNOW)  # the same question, other options
+    known = {question_block("Ada", QUESTION, OPTIONS): Known(OPTIONS, "Bo", EVIDENCE),
+             question_block("Ada", QUESTION, other): Known(other, "Pat", ())}  # fmt: skip
+    oracle = OracleBackend(known)
+    shown = f"---\n{EVIDENCE[0]}\n---\n~Ada>"
+    assert _ask(oracle, shown) == "Bo"
+    request = LLMRequest(prompt=lambda: question_prompt(shown, "Ada", QUESTION, other),
+                         model="oracle")  # fmt: skip
+    assert read_answer(asyncio.run(oracle.generate(request)).text, other) == DONT_KNOW

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from engine.agents.prompt import memory_lines
 from engine.cli import main
 from engine.probe.report import wilson
 from engine.vault.run_store import manifest
@@ -74,6 +75,11 @@ def _questions(vault: Path, probe: str) -> dict[str, dict[str, Any]]:
     return {q["id"]: q for q in map(json.loads, path.read_text().splitlines())}
 
 
+def _oldest(question: dict[str, Any]) -> int:
+    """How many memories ago the oldest evidence of ``question`` was."""
+    return int(question["age"]) + max(question["evidence"]) - min(question["evidence"])
+
+
 def test_the_oracle_is_right_where_the_evidence_is_shown(
     vault: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -87,12 +93,9 @@ def test_the_oracle_is_right_where_the_evidence_is_shown(
     answers = _answers(vault, report["probe"])
     assert {q["category"] for q in questions.values()} >= {"single-hop", "abstention"}
 
-    def oldest(q: dict[str, Any]) -> int:  # memories ago, of the oldest evidence
-        return int(q["age"]) + max(q["evidence"]) - min(q["evidence"])
-
     recent = [a for a in answers if a["config"] == "window"
               and questions[a["question_id"]]["evidence"]
-              and oldest(questions[a["question_id"]]) < 8]  # fmt: skip
+              and _oldest(questions[a["question_id"]]) < 8]  # fmt: skip
     assert recent
     assert all(a["correct"] for a in recent)
 
@@ -169,4 +172,36 @@ def test_summaries_beat_the_bare_window_on_old_evidence(
            for name, config in report["configs"].items()}  # fmt: skip
     assert old["full"] > old["window"]
     assert old["waterfall"] > old["window"]
-    assert old["full"] > old["gapped"]
+    questions = _questions(vault, report["probe"])
+    right: dict[str, dict[str, bool]] = {}
+    for a in _answers(vault, report["probe"]):
+        right.setdefault(a["config"], {})[a["question_id"]] = a["correct"]
+    # the oracle guesses alike in every configuration, so full, which shows all that
+    # gapped shows and the gap besides, is right wherever gapped is, and more often on
+    # evidence older than gapped's verbatim window (8 memories)
+    assert all(right["full"][q] for q, ok in right["gapped"].items() if ok)
+    beyond = [q for q, question in questions.items()
+              if question["evidence"] and _oldest(question) >= 8]  # fmt: skip
+    assert sum(right["full"][q] for q in beyond) > sum(right["gapped"][q] for q in beyond)
+    # the window's own prompts (the probe's calls): right wherever the evidence was shown,
+    # at chance wherever it was not
+    folder = vault / "probes" / report["probe"]
+    journals = {name: [json.loads(line)["text"] for line in
+                       (vault / "agents" / name / "memories.jsonl").read_text().splitlines()]
+                for name in ("Ada", "Bo", "Cy")}  # fmt: skip
+    calls = [json.loads(line) for line in (folder / "calls.jsonl").read_text().splitlines()]
+    in_window = [c for c in calls[3 * len(questions) :]]  # full, waterfall, gapped, window
+    shown, hidden = [], []
+    for (question_id, ok), call in zip(right["window"].items(), in_window, strict=True):
+        q = questions[question_id]
+        assert f"{q['agent']}: {q['question']}" in call["prompt"]
+        if not q["evidence"]:  # abstention: nothing to show
+            continue
+        texts = memory_lines([journals[q["agent"]][seq] for seq in q["evidence"]])
+        memory = call["prompt"].split("\nQuestion for ", 1)[0]  # (temporal options quote them)
+        (shown if all(t[:40] in memory for t in texts) else hidden).append(ok)
+    assert shown
+    assert all(shown)
+    low, high = wilson(sum(hidden), len(hidden))
+    assert len(hidden) >= 10
+    assert low <= 0.25 <= high
