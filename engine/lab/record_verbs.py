@@ -37,8 +37,8 @@ def fork(args: argparse.Namespace) -> None:
 def probe(args: argparse.Namespace) -> None:
     import asyncio
 
-    from engine.probe.probe import ProbeOptions
-    from engine.probe.probe import probe as run_probe
+    from engine.lab.probe.probe import ProbeOptions
+    from engine.lab.probe.probe import probe as run_probe
 
     compare = tuple(c.strip() for c in args.compare.split(",") if c.strip())
     options = ProbeOptions(args.vault, compare, args.run_id, tuple(args.agent or ()),

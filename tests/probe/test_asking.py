@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.agents.prompt import PromptParts, render_prompt
-from engine.probe.asking import (
+from engine.lab.probe.asking import (
     CONFIGS,
     DONT_KNOW,
     answer_constraint,

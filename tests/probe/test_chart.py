@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.probe.chart import write_chart
-from engine.probe.report import Answer, build_report
+from engine.lab.probe.chart import write_chart
+from engine.lab.probe.report import Answer, build_report
 
 QUESTIONS = {"q1": {"category": "single-hop", "age": 3},
              "q2": {"category": "temporal", "age": 300}}  # fmt: skip

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 
+from engine.lab.probe.asking import DONT_KNOW, question_prompt, read_answer
+from engine.lab.probe.fakes import BlindBackend, Known, OracleBackend, question_block
 from engine.llm.request import LLMRequest
-from engine.probe.asking import DONT_KNOW, question_prompt, read_answer
-from engine.probe.fakes import BlindBackend, Known, OracleBackend, question_block
 
 OPTIONS = ("Bo", "Pat", "Pip", "Bea", DONT_KNOW)
 QUESTION = 'Who told you "The gate is red"?'

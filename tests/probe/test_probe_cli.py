@@ -13,7 +13,7 @@ import pytest
 
 from engine.agents.prompt import memory_lines
 from engine.cli import main
-from engine.probe.report import wilson
+from engine.lab.probe.report import wilson
 from engine.vault.run_store import manifest
 
 WORLD = """\

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from probe_log import HALL, YARD, Log, ada_log, fixture_world, journals
 
+from engine.lab.probe.question_kinds import event_text
+from engine.lab.probe.questions import CATEGORIES, IDK, Question, generate
 from engine.memory.record import MemoryRecord
-from engine.probe.question_kinds import event_text
-from engine.probe.questions import CATEGORIES, IDK, Question, generate
 
 WORLD = fixture_world()
 PEOPLE = {c.name for c in WORLD.characters.values()}

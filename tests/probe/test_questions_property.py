@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from probe_log import fixture_world
 
+from engine.lab.probe.question_kinds import COMMAND_CHARS, clip, event_text
+from engine.lab.probe.questions import IDK, generate
 from engine.memory.record import MemoryKind, MemoryRecord
-from engine.probe.question_kinds import COMMAND_CHARS, clip, event_text
-from engine.probe.questions import IDK, generate
 
 WORLD = fixture_world()
 PEOPLE = sorted(c.name for c in WORLD.characters.values())

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.probe.report import Answer, bucket_of, build_report, table, wilson
+from engine.lab.probe.report import Answer, bucket_of, build_report, table, wilson
 
 QUESTIONS = {
     "q1": {"category": "single-hop", "age": 3},

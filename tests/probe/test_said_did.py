@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from probe_log import HALL, YARD, Log
 
+from engine.lab.probe.said_did import said_vs_did, utterance_intentions
 from engine.memory.record import MemoryKind
-from engine.probe.said_did import said_vs_did, utterance_intentions
 
 
 @pytest.mark.parametrize(

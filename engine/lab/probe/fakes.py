@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.agents.prompt import memory_lines
+from engine.lab.probe.asking import DONT_KNOW, QUESTION_CUE, letters, question_prompt
 from engine.llm.request import Generation, LLMRequest
-from engine.probe.asking import DONT_KNOW, QUESTION_CUE, letters, question_prompt
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from engine.lab.probe.perception import Perception, Speech, first_line
 from engine.memory.record import MemoryRecord
-from engine.probe.perception import Perception, Speech, first_line
 
 IDK = "I don't know"
 QUOTE_CHARS = 100

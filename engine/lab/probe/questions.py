@@ -2,7 +2,7 @@
 
 ``generate`` reads each agent's journal (what it perceived, oldest first) against the
 world's names and writes multiple-choice questions about the agent's own past, in the
-five LoCoMo/LongMemEval-style categories of ``engine.probe.question_kinds``. Every
+five LoCoMo/LongMemEval-style categories of ``engine.lab.probe.question_kinds``. Every
 question has five options: four (the gold and three distractors, in a random order)
 and "I don't know" last; for abstention all four are distractors and the gold is "I
 don't know". Distractors are the world's real names and places (temporal questions:
@@ -27,9 +27,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from engine.lab.probe.perception import perceive
+from engine.lab.probe.question_kinds import CATEGORIES, IDK, Draft, Scene
 from engine.memory.record import MemoryRecord
-from engine.probe.perception import perceive
-from engine.probe.question_kinds import CATEGORIES, IDK, Draft, Scene
 from engine.world.world import World
 
 __all__ = ["CATEGORIES", "IDK", "OPTIONS", "Question", "generate"]

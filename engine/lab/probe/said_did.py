@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engine.commands.parser import parse_line
+from engine.lab.probe.perception import first_line
 from engine.memory.record import MemoryRecord
-from engine.probe.perception import first_line
 from engine.world.model import ABBREVIATIONS, COMPASS
 
 Action = Literal["go", "examine", "look"]

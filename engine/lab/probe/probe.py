@@ -22,6 +22,19 @@ from engine import wallclock
 from engine.agents.prompt import char_budget, fit_prompt
 from engine.agents.thinker import Generator
 from engine.errors import LLMError, UnknownRunError, UsageError, VaultError
+from engine.lab.probe.asking import (
+    CONFIGS,
+    DONT_KNOW,
+    answer_constraint,
+    configured,
+    question_prompt,
+    read_answer,
+)
+from engine.lab.probe.chart import write_chart
+from engine.lab.probe.fakes import BlindBackend, Known, OracleBackend, question_block
+from engine.lab.probe.questions import Question, generate
+from engine.lab.probe.report import Answer, build_report, table
+from engine.lab.probe.said_did import said_vs_did
 from engine.llm.connect import (
     build_dispatcher,
     check_endpoints,
@@ -33,19 +46,6 @@ from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.llm.local import MODEL_NAME as LOCAL_MODEL
 from engine.llm.request import LLMRequest, Priority
 from engine.memory.record import MemoryRecord
-from engine.probe.asking import (
-    CONFIGS,
-    DONT_KNOW,
-    answer_constraint,
-    configured,
-    question_prompt,
-    read_answer,
-)
-from engine.probe.chart import write_chart
-from engine.probe.fakes import BlindBackend, Known, OracleBackend, question_block
-from engine.probe.questions import Question, generate
-from engine.probe.report import Answer, build_report, table
-from engine.probe.said_did import said_vs_did
 from engine.sim.prompting import prompt_parts
 from engine.sim.recorder import RecordingLLM, RunRecorder
 from engine.sim.simulation import Simulation
