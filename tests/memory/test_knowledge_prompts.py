@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.llm.local import local_available, model_file
+from engine.llm.local import _without_extra_buffers, local_available, model_file
 from engine.memory.json_reply import parse_json_reply
 from engine.memory.knowledge import Entry, Stamp
 from engine.memory.knowledge_candidates import PROMPT_EXAMPLES
@@ -456,7 +456,8 @@ def test_the_embedded_model_under_the_grammar_ends_and_writes_a_parseable_reply(
     llama_cpp = pytest.importorskip("llama_cpp")
     from llama_cpp.llama_grammar import LlamaGrammar
 
-    model = llama_cpp.Llama(str(model_file()), n_ctx=2048, verbose=False, seed=7)
+    with _without_extra_buffers(llama_cpp.llama_cpp):  # as the product loads it: no AMX
+        model = llama_cpp.Llama(str(model_file()), n_ctx=2048, verbose=False, seed=7)
     prompt = extraction(notes=[("Moss", "Librarian; keeps the ledger upstairs.")])
     grammar = LlamaGrammar.from_string(EXTRACTION_CONSTRAINT.gbnf, verbose=False)
     out = model.create_completion(prompt, grammar=grammar, max_tokens=-1, temperature=0.0)
