@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 MISSING = "Chart: needs matplotlib: pip install 'mudsim[analysis]'"
+_STYLES = ("-", "--", "-.", ":")
+_MARKERS = ("o", "s", "^", "D", "v")
 
 
 def write_chart(report: Mapping[str, Any], path: Path) -> str:
@@ -20,10 +22,12 @@ def write_chart(report: Mapping[str, Any], path: Path) -> str:
     except ImportError:
         return MISSING
     figure, axes = plt.subplots(figsize=(7, 4))
-    for name, value in report["configs"].items():
+    for index, (name, value) in enumerate(report["configs"].items()):
         buckets = list(value["by_age"])
         accuracy = [value["by_age"][b]["accuracy"] or 0.0 for b in buckets]
-        axes.plot(buckets, accuracy, marker="o", label=name)
+        # a style and a marker of its own, so lines that coincide stay visible
+        axes.plot(buckets, accuracy, label=name, linestyle=_STYLES[index % len(_STYLES)],
+                  marker=_MARKERS[index % len(_MARKERS)], markersize=7 - index % 3)  # fmt: skip
     axes.set_xlabel("evidence age (memories ago)")
     axes.set_ylabel("accuracy")
     axes.set_ylim(0, 1)
