@@ -126,6 +126,9 @@ class MemoryCompactionConfig(_Settings):
     recent_window: int = Field(default=64, ge=1)
     consolidate_every: int = Field(default=256, ge=1)
     """Memories between an agent's automatic knowledge passes."""
+    knowledge: bool = True
+    """Run knowledge passes (False: none is started, automatically or by ``@consolidate``,
+    so the bank and the handbook stay as they are)."""
     knowledge_context: int | None = Field(default=None, ge=1)
     """The consolidating model's window in tokens, for the bank's capacity tier (unset:
     the consolidator profile's ``num_ctx``)."""

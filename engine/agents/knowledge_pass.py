@@ -116,6 +116,8 @@ class KnowledgePasses:
     """The world clock's reading."""
     every: int = 256
     """``consolidate_every``: memories between automatic passes."""
+    enabled: bool = True
+    """``knowledge`` in ``memory_compaction.md``: False starts no pass at all."""
     context_tokens: int | None = None
     """The consolidating model's window, for the capacity tier (None: GENEROUS)."""
     constrain: bool | None = True
@@ -166,6 +168,11 @@ class KnowledgePasses:
     def force(self, mind: MemoryStream) -> str:
         """``@consolidate``: what will happen, as one sentence."""
         name = mind.character.name
+        if not self.enabled:
+            return (
+                f"{name}'s knowledge is not consolidated: knowledge passes are off "
+                "(knowledge: false in config/memory_compaction.md)."
+            )
         if self.llm is None:
             return (
                 f"{name}'s knowledge cannot be consolidated now: this session has no "
@@ -190,7 +197,8 @@ class KnowledgePasses:
 
     def _idle(self, mind: MemoryStream) -> bool:
         return (
-            self.llm is not None
+            self.enabled
+            and self.llm is not None
             and not self.stopping
             and mind.character.type == "agent"
             and mind.character.id not in self.workers

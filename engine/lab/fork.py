@@ -108,6 +108,7 @@ def apply_settings(sim: Simulation, settings: Settings) -> None:
     for mind in sim.minds.values():
         mind.windows = sim.windows_for(mind.character)
     sim.knowledge.every = memory.consolidate_every
+    sim.knowledge.enabled = memory.knowledge
     sim.dreams.interval = memory.dream_interval
     if sim.knowledge.handbook is not None:
         sim.knowledge.handbook.method = memory.handbook

@@ -132,6 +132,7 @@ class Simulation:
         self.knowledge = KnowledgePasses(
             vault, llm=None, models={}, options=options, clock=lambda: self.clock.reading(),
             every=settings.memory_compaction.consolidate_every,
+            enabled=settings.memory_compaction.knowledge,
             context_tokens=settings.memory_compaction.knowledge_context
             or int(options.get("num_ctx", 8192)),
             constrain=consolidator.constrain if consolidator and consolidator.constrain

@@ -72,7 +72,9 @@ Every `consolidate_every` memories (and at the end of every run, and on
 last pass, extracts typed entries and consolidates them into
 `agents/<Name>/knowledge/long-term-memory.json`. The bank's capacity tier (GENEROUS
 under 30%, SELECTIVE to 50%, HEAVY_CUT beyond) is its size in tokens over
-`knowledge_context` (unset: the consolidator profile's `num_ctx`).
+`knowledge_context` (unset: the consolidator profile's `num_ctx`). `knowledge: false`
+starts no pass at all (not at the end of a run, nor on `@consolidate`): the bank, and the
+handbook written after a pass, stay as they are (an experiment without knowledge).
 
 # Dreams
 
