@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from engine.errors import MudsimError, UsageError
-from engine.lab import record_verbs
+from engine.lab import record_verbs, sweep_verbs
 from engine.lab import verbs as lab
 from engine.memory.knowledge import KNOWLEDGE_TYPES
 from engine.sim.status import read_clock, read_status
@@ -359,6 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--agent", metavar="NAME", help="only this character")
     sub.set_defaults(run=repair)
     record_verbs.add(verbs, positive=_positive)
+    sweep_verbs.add(verbs, positive=_positive)
     lab.add_export(verb("export", lab.EXPORT, world=False, character=False,
                         description=lab.EXPORT_DETAILS))  # fmt: skip
     lab.add_cost(verb("cost", lab.COST, world=False, character=False))

@@ -3,6 +3,7 @@
     MudsimError                 one clear line for the user; exit 2 unless said otherwise
     ├── UsageError              a bad command line (unknown flag, missing argument)
     ├── WorldFileError          a world file is malformed (names the file, line and field)
+    ├── SweepFileError          a sweep file is malformed (names the file, line and field)
     ├── VaultError              a vault file is unreadable or invalid (names the file)
     │   └── VaultLockedError    another process owns the vault
     ├── UnknownCharacterError   `--as` / `--agent` names nobody in the world
@@ -33,6 +34,10 @@ class UsageError(MudsimError):
 
 class WorldFileError(MudsimError):
     """A world file failed to parse or validate."""
+
+
+class SweepFileError(MudsimError):
+    """A sweep file (``mudsim sweep``) failed to parse or validate."""
 
 
 class VaultError(MudsimError):

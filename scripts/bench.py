@@ -32,6 +32,7 @@ from bench_local import bench_local
 from bench_memory import bench_memory
 from bench_play import SEED, TRIO, TURNS, play
 from bench_retrieval import bench_retrieval
+from bench_sweep import bench_sweep
 from bench_tui import bench_tui
 
 from engine.memory.record import MemoryKind, MemoryRecord, utc_now
@@ -111,6 +112,7 @@ BENCHMARKS: dict[str, Callable[[], Figures]] = {
     "journal": bench_journal,
     "retrieval": bench_retrieval,
     "local": bench_local,
+    "sweep": bench_sweep,
 }
 OPT_IN = {"local"}
 

@@ -39,7 +39,7 @@ def load_world_file(path: Path) -> World:
 
 
 def parse_world(text: str, *, source: str) -> World:
-    root, data = _read_yaml(text, source)
+    root, data = read_yaml(text, source)
     if not isinstance(data, dict):
         raise WorldFileError(
             f"{source}, line 1: a world file must be a mapping with name and rooms"
@@ -50,12 +50,12 @@ def parse_world(text: str, *, source: str) -> World:
         problems = exc.errors()
         first = problems[0]
         more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-        where = _where(source, root, first["loc"])
-        raise WorldFileError(f"{where}: {_message(first)}{more}") from exc
+        place = where(source, root, first["loc"])
+        raise WorldFileError(f"{place}: {error_message(first)}{more}") from exc
     return _Builder(spec, source, root).build()
 
 
-def _read_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
+def read_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
     """The node tree and the data of ``text``; every problem is a ``WorldFileError``."""
     loader: DepthLimitedLoader | None = None
     try:
@@ -106,7 +106,7 @@ class _Builder:
         self.first_use: dict[str, Loc] = {}
 
     def fail(self, loc: Loc, message: str) -> WorldFileError:
-        return WorldFileError(f"{_where(self.source, self.root, loc)}: {message}")
+        return WorldFileError(f"{where(self.source, self.root, loc)}: {message}")
 
     def claim(self, entity_id: str, loc: Loc) -> None:
         if entity_id in self.first_use:
@@ -220,7 +220,7 @@ def _repeated_key(node: yaml.Node | None, loc: tuple[str | int, ...]) -> tuple[L
     return None
 
 
-def _message(error: Any) -> str:
+def error_message(error: Any) -> str:
     kind, loc = error["type"], error["loc"]
     if kind == "extra_forbidden":
         return f"unknown key {loc[-1]!r} (check its spelling)"
@@ -237,7 +237,7 @@ def _message(error: Any) -> str:
     return str(error["msg"])
 
 
-def _where(source: str, root: yaml.Node | None, loc: Loc) -> str:
+def where(source: str, root: yaml.Node | None, loc: Loc) -> str:
     return f"{source}, line {_line(root, loc)}, {_dotted(loc)}"
 
 

@@ -1,0 +1,148 @@
+"""The sweep benchmark (run by ``bench.py sweep``): 8 runs of a 3-agent world
+(``worlds/trio.yaml``) on the loopback stub (its own process, answering at once), run
+
+- one after another in this process (``InProcess``: the baseline, no pool at all);
+- on the process pool with 1 worker, then 2 (``--workers``);
+- on a local Ray (2 CPUs, started before the clock), 1 run at a time, then 2.
+
+Figures: the pool's speed-up from 1 worker to 2 (target >= 1.7x on two cores), beside
+what two processes of plain Python get on the machine at the same moment (the ceiling: a
+shared VM gives less than 2); the overhead per run of the pool and of Ray, each with one
+run at a time, against the same runs in this process ((executor's time - in-process
+time) / runs; targets: pool <= 0.5 s, Ray <= 2 s); and, on their own, what starts once
+per sweep: the pool's fork server (it imports mudsim once; every worker is then forked
+from it) and a local Ray. Medians of ``REPEATS`` repeats.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench_common import REPEATS, summary
+
+from engine.lab.sweep import SweepOptions, run_sweep
+from engine.lab.sweep_executor import Executor, InProcess
+from engine.lab.sweep_pool import PoolExecutor
+
+RUNS = 8
+TURNS = 20
+TRIO = Path(__file__).resolve().parent.parent / "worlds" / "trio.yaml"
+REPLIES = ("say Hello there.", "look", "go east", "emote waves.", "go west", "think Quiet.")
+
+
+def _sweep_file(folder: Path, url: str) -> Path:
+    shutil.copy(TRIO, folder / "trio.yaml")
+    path = folder / "bench.yaml"
+    path.write_text(f"world: trio.yaml\nturns: {TURNS}\nseeds: {RUNS}\nllm: {url}\n"
+                    "runs:\n  - {model: bench}\n", encoding="utf-8")  # fmt: skip
+    return path
+
+
+def _timed(path: Path, folder: Path, name: str, executor: Callable[[Path], Executor]) -> float:
+    """Seconds for the whole sweep into a fresh OUT (every run must finish)."""
+    out = folder / name
+    started = time.perf_counter()
+    with open(os.devnull, "w") as quiet:
+        results = run_sweep(SweepOptions(path, out), {}, err=quiet, executor=executor(out))
+    seconds = time.perf_counter() - started
+    failed = [r.outcome.error for r in results if r.outcome.status != "finished"]
+    if len(results) != RUNS or failed:
+        raise RuntimeError(f"the {name} sweep did not finish every run: {failed[:1]}")
+    shutil.rmtree(out)
+    return seconds
+
+
+def _spin(n: int = 5_000_000) -> int:
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def _machine_speedup() -> float:
+    """What two processes of pure Python get over one after another on this machine now
+    (the ceiling for the pool's speed-up; a shared VM gives less than 2)."""
+    started = time.perf_counter()
+    _spin()
+    _spin()
+    serial = time.perf_counter() - started
+    with PoolExecutor(2)._pool() as pool:
+        list(pool.map(_spin, [10, 10]))  # both workers up before the clock
+        started = time.perf_counter()
+        list(pool.map(_spin, [5_000_000, 5_000_000]))
+        return serial / (time.perf_counter() - started)
+
+
+def _first_pool_start() -> float:
+    """Seconds until a fresh process's first pool worker answers: the fork server starts
+    and imports mudsim, once per sweep (the timed sweeps after it reuse it)."""
+    started = time.perf_counter()
+    with PoolExecutor(1)._pool() as pool:
+        pool.submit(os.getpid).result()
+    return time.perf_counter() - started
+
+
+def bench_sweep() -> dict[str, float]:
+    import ray
+    from engine.lab.sweep_ray import RayExecutor
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "engine.llm.stub_server", "--model", "bench",
+         *(part for reply in REPLIES for part in ("--reply", reply))],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    times: dict[str, list[float]] = {k: [] for k in ("in", "pool1", "pool2", "ray1", "ray2")}
+    ceiling: list[float] = []
+    pool_start = _first_pool_start()
+    started = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    ray_start = time.perf_counter() - started
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            path = _sweep_file(folder, url)
+            for _ in range(REPEATS):
+                ceiling.append(_machine_speedup())
+                times["in"].append(_timed(path, folder, "in", lambda _out: InProcess()))
+                for n in (1, 2):
+                    times[f"pool{n}"].append(_timed(path, folder, f"pool{n}",
+                                                    lambda _out, n=n: PoolExecutor(n)))  # type: ignore[misc]  # fmt: skip
+                    times[f"ray{n}"].append(_timed(path, folder, f"ray{n}",
+                                                   lambda out, n=n: RayExecutor(None, out.resolve(), workers=n)))  # type: ignore[misc]  # fmt: skip
+    finally:
+        ray.shutdown()
+        server.terminate()
+        server.wait(timeout=10)
+    median = {name: statistics.median(values) for name, values in times.items()}
+    return (
+        summary("in_process_s", times["in"])
+        | summary("pool_1_worker_s", times["pool1"])
+        | summary("pool_2_workers_s", times["pool2"])
+        | {"pool_speedup_2_vs_1": median["pool1"] / median["pool2"],
+           "machine_2_process_speedup": statistics.median(ceiling),
+           "pool_overhead_s_per_run": (median["pool1"] - median["in"]) / RUNS}
+        | summary("ray_1_at_a_time_s", times["ray1"])
+        | summary("ray_2_at_a_time_s", times["ray2"])
+        | {"ray_speedup_2_vs_1": median["ray1"] / median["ray2"],
+           "ray_overhead_s_per_run": (median["ray1"] - median["in"]) / RUNS,
+           "ray_start_s": ray_start,
+           "pool_first_start_s": pool_start,
+           "in_process_s_per_run": median["in"] / RUNS}
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(bench_sweep(), indent=2))
