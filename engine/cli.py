@@ -23,6 +23,7 @@ from engine.lab import record_verbs, sweep_verbs
 from engine.lab import verbs as lab
 from engine.memory.knowledge import KNOWLEDGE_TYPES
 from engine.sim.status import read_clock, read_status
+from engine.telnet import verbs as telnet_verbs
 
 if TYPE_CHECKING:
     from engine.sim.run import RunOptions
@@ -359,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--agent", metavar="NAME", help="only this character")
     sub.set_defaults(run=repair)
     record_verbs.add(verbs, positive=_positive)
+    telnet_verbs.add(verbs, agent_arguments=_agent_arguments, parser_class=_Parser)
     sweep_verbs.add(verbs, positive=_positive)
     lab.add_export(verb("export", lab.EXPORT, world=False, character=False,
                         description=lab.EXPORT_DETAILS))  # fmt: skip

@@ -33,6 +33,7 @@ from bench_memory import bench_memory
 from bench_play import SEED, TRIO, TURNS, play
 from bench_retrieval import bench_retrieval
 from bench_sweep import bench_sweep
+from bench_telnet import bench_telnet
 from bench_tui import bench_tui
 
 from engine.memory.record import MemoryKind, MemoryRecord, utc_now
@@ -113,6 +114,7 @@ BENCHMARKS: dict[str, Callable[[], Figures]] = {
     "retrieval": bench_retrieval,
     "local": bench_local,
     "sweep": bench_sweep,
+    "telnet": bench_telnet,
 }
 OPT_IN = {"local"}
 

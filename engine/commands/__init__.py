@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engine.commands import (
+    account,
     admin,
     building,
     chronicle,
@@ -39,7 +40,7 @@ def default_registry() -> Registry:
     registry = Registry()
     families = (
         social, movement, memory, knowledge, handbook, identity, query, building, admin, clock,
-        chronicle, training,
+        chronicle, training, account,
     )  # fmt: skip
     for family in families:
         registry.extend(family.COMMANDS)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engine.commands.registry import Registry
+from engine.vault.accounts import AccountStore
 from engine.vault.handbook_store import HandbookStore
 from engine.vault.knowledge_store import KnowledgeStore
 from engine.vault.notes import NoteStore
@@ -91,3 +92,6 @@ class CommandContext(Protocol):
 
     def toggle_training(self) -> TrainingCapture | None:
         """Switch this run's training capture on or off; None when the run is not recorded."""
+
+    def accounts(self) -> AccountStore:
+        """Who may log in over telnet (the vault's ``config/accounts.md``)."""

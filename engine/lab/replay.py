@@ -113,7 +113,11 @@ class Replay:
                 raise ReplayDiverged("the recording has a turn but the replay has no agents")
             self.spawn(self.scheduler.take_turn(str(event["agent"])), f"turn of {event['agent']}")
         elif kind == "input":
-            sim.execute(sim.world.characters[str(event["actor"])], str(event["line"]))
+            actor = sim.world.characters.get(str(event["actor"]))
+            if actor is None:  # made during the run, outside its record (a telnet login)
+                raise ReplayDiverged(f"the replay diverged: event {event['n']} (input) is by "
+                                     f"{event['actor']!r}, who is not in the replayed world")  # fmt: skip
+            sim.execute(actor, str(event["line"]))
             recorder = sim.recorder
             assert recorder is not None
             following = self.sequencer.events[recorder.count : recorder.count + 1]

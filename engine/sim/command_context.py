@@ -11,6 +11,7 @@ from engine.commands.context import TrainingCapture
 from engine.llm.status import render_llm_status
 from engine.memory.retrieval import line
 from engine.sim.prompting import build_prompt
+from engine.vault.accounts import AccountStore
 from engine.vault.handbook_store import HandbookStore
 from engine.vault.knowledge_store import KnowledgeStore
 from engine.vault.notes import NoteStore
@@ -102,3 +103,6 @@ class SimContext:
         if self.sim.recorder is not None:
             self.sim.recorder.training = not self.sim.recorder.training
         return self.training()
+
+    def accounts(self) -> AccountStore:
+        return AccountStore(self.sim.vault.root)

@@ -547,6 +547,20 @@ class Simulation:
         for listener in self.listeners:
             listener(event)
 
+    def add_character(self, character: Character) -> None:
+        """A character made while the world runs (a new player logging in over telnet):
+        it joins the world with an empty memory, and the world is saved at once (its
+        ``agent.md``, then ``world.yaml``)."""
+        self.world.add_character(character)
+        mind = MemoryStream.open(self.vault, character, self.windows_for(character), warn=self.warn)
+        self.minds[character.id] = mind
+        self._save_world_now()
+        try:
+            self._save_state(mind)
+        except (OSError, MudsimError) as exc:
+            self.warn(f"{character.name}'s memory state could not be saved now ({exc}); "
+                      "the next save tries again")  # fmt: skip
+
     # -- persistence ----------------------------------------------------------------
     def _save_world_now(self) -> None:
         try:

@@ -7,12 +7,16 @@ the app closes, compactions in progress get their bounded wait and the vault is 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 
 from engine.sim.run import SHUTDOWN_GRACE, RunOptions, connect, make_thinkers
 from engine.sim.scheduler import Scheduler
 from engine.sim.simulation import LLMLink, Simulation
 from engine.tui.app import MudsimApp
+
+Beside = Callable[[Simulation], AbstractAsyncContextManager[object]]
 
 
 async def build_app(sim: Simulation, options: RunOptions, environ: Mapping[str, str]) -> MudsimApp:
@@ -40,12 +44,17 @@ async def close_app(app: MudsimApp) -> None:
     app.sim.end_record("stopped")
 
 
-async def run_tui(options: RunOptions, environ: Mapping[str, str]) -> None:
+async def run_tui(
+    options: RunOptions, environ: Mapping[str, str], *, beside: Beside | None = None
+) -> None:
+    """``beside``: what runs while the app does (``run --telnet``: the world served),
+    ended before the app's work is wound down and saved."""
     sim = Simulation.open(options.vault, options.world)
     try:
         app = await build_app(sim, options, environ)
         try:
-            await app.run_async()
+            async with beside(sim) if beside is not None else contextlib.nullcontext():
+                await app.run_async()
         finally:
             await close_app(app)
     finally:

@@ -1,0 +1,89 @@
+"""``mudsim account add``: an account from a shell, its password set at once.
+
+    mudsim account add --vault V Traveler                   # asked twice at a terminal
+    echo 'a long secret' | mudsim account add --vault V Wren --role builder
+    mudsim account add --vault V Wren --password 'a long secret'
+
+Without ``--password`` the password is one line of standard input when that is not a
+terminal, else asked for twice, not echoed (``getpass``). Surrounding spaces are not
+part of a password (the login strips them too). It works while the world is served:
+the server reads the accounts at each login. The vault's world is read (not taken) to
+refuse an agent's name and to say whether the name is a character yet.
+"""
+
+from __future__ import annotations
+
+import getpass
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from engine.errors import UsageError, VaultError
+from engine.vault.accounts import (
+    Account,
+    AccountStore,
+    hash_password,
+    name_problem,
+    new_name_problem,
+    password_problem,
+)
+from engine.vault.vault import Vault
+from engine.world.model import Character, Role
+
+
+def add_account(vault_dir: Path, name: str, role: Role | None, password: str | None,
+                stdin: TextIO | None = None) -> list[str]:  # fmt: skip
+    """Add the account; the report's lines."""
+    if vault_dir.exists() and not vault_dir.is_dir():
+        raise VaultError(f"the vault {vault_dir} is a file, not a folder")
+    name = " ".join(name.split())
+    problem = name_problem(name)
+    if problem is not None:
+        raise UsageError(f"{problem} (got {name!r})")
+    store = AccountStore(vault_dir)
+    if store.find(name) is not None:
+        raise UsageError(f"{vault_dir} already has an account called {name!r}; an admin "
+                         f"can clear its password in the world: @account password {name}")  # fmt: skip
+    vault = Vault(vault_dir)
+    character = _character(vault, name) if vault.is_seeded else None
+    if character is not None and character.type != "player":
+        raise UsageError(f"{character.name} is an agent in {vault_dir}; accounts are for players")
+    if character is None:
+        problem = new_name_problem(name)
+        if problem is not None:
+            raise UsageError(f"{problem} (got {name!r})")
+    secret = _password(name, password, stdin or sys.stdin)
+    account = store.add(Account(character.name if character else name, role, hash_password(secret)))
+    given = f"the {role.value} role" if role else "the character's own role"
+    lines = [f"Added the account {account.name} ({given}) to {store.path}."]
+    if not vault.is_seeded:
+        lines.append(f"{vault_dir} has no world yet: if no character is called {account.name} "
+                     "once it has, the first login makes one at the start room.")  # fmt: skip
+    elif character is None:
+        lines.append(f"Nobody is called {account.name} yet: the first login makes a player "
+                     "character of that name at the start room.")  # fmt: skip
+    return lines
+
+
+def _character(vault: Vault, name: str) -> Character | None:
+    wanted = name.casefold()
+    world = vault.load_world(warn=lambda _message: None)
+    return next((c for c in world.characters.values() if c.name.casefold() == wanted), None)
+
+
+def _password(name: str, given: str | None, stdin: TextIO) -> str:
+    if given is not None:
+        secret = given.strip()
+    elif stdin.isatty():
+        secret = getpass.getpass(f"Password for {name}: ").strip()
+        if getpass.getpass("The same again: ").strip() != secret:
+            raise UsageError("the two passwords did not match; nothing was added")
+    else:
+        line = stdin.readline()
+        if not line:
+            raise UsageError("no password: give --password, or one line on standard input")
+        secret = line.strip()
+    problem = password_problem(secret)
+    if problem is not None:
+        raise UsageError(f"{problem} Nothing was added.")
+    return secret

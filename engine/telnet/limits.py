@@ -1,0 +1,194 @@
+"""What a connection may send, as pure rules (no I/O; time is a function passed in).
+
+- ``LineAssembler``: the text a client sends, cut into lines at telnet's line ends
+  (CR LF, CR NUL, a lone CR or LF); a line longer than the limit is never kept whole in
+  memory: it is dropped as it arrives and reported once, with its length, when it ends.
+- ``clean_line``: a line as the parser may see it: ANSI escape sequences and control
+  characters out, backspace and DEL applied; a line the client's bytes did not decode
+  to (it holds U+FFFD) is not text and is refused.
+- ``RateLimiter``: a token bucket (``rate`` lines a second, a burst of as many); the
+  first line dropped in a row asks for a notice, the rest of that run do not.
+- ``LoginThrottle``: failed logins per address; from the ``free``-th on, each further
+  attempt from that address waits ``first`` seconds, doubling, at most ``longest``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Final
+
+Clock = Callable[[], float]
+
+_LINE_END = re.compile(r"\r\n|\r\x00|\r|\n")
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|O.?|[ -/]*[0-~]?)")
+"""ANSI/VT escape sequences: CSI (arrow keys, colours), SS3 (keypad), and two-byte
+escapes; a sequence cut short at the end of the line goes too."""
+_ERASE: Final = frozenset("\b\x7f")
+REPLACEMENT: Final = "\ufffd"
+
+
+@dataclass(frozen=True, slots=True)
+class TooLong:
+    """A line that went past the limit: how many characters it had."""
+
+    length: int
+
+
+class LineAssembler:
+    """Cuts a client's text into lines of at most ``limit`` characters."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._partial: list[str] = []
+        self._partial_length = 0
+        self._dropping = False
+        """The line in progress went past the limit: its text is no longer kept."""
+        self._after_cr = False
+        """The last text ended with CR: an LF or NUL first in the next is its pair."""
+
+    @property
+    def pending(self) -> int:
+        """Characters of the unfinished line received so far."""
+        return self._partial_length
+
+    def feed(self, text: str) -> list[str | TooLong]:
+        """The lines ``text`` completes, in order (a line without its end is kept for
+        the next ``feed``)."""
+        if self._after_cr and text[:1] in ("\n", "\x00"):
+            text = text[1:]
+        self._after_cr = text.endswith("\r")
+        done: list[str | TooLong] = []
+        start = 0
+        for end in _LINE_END.finditer(text):
+            self._add(text[start : end.start()])
+            done.append(self._finish())
+            start = end.end()
+        self._add(text[start:])
+        return done
+
+    def _add(self, piece: str) -> None:
+        if not piece:
+            return
+        self._partial_length += len(piece)
+        if self._partial_length > self.limit:
+            self._dropping = True
+            self._partial.clear()
+        elif not self._dropping:
+            self._partial.append(piece)
+
+    def _finish(self) -> str | TooLong:
+        line: str | TooLong = (
+            TooLong(self._partial_length) if self._dropping else "".join(self._partial)
+        )
+        self._partial.clear()
+        self._partial_length = 0
+        self._dropping = False
+        return line
+
+
+def clean_line(line: str) -> str | None:
+    """``line`` as the parser may see it, or None when it is not text (it holds bytes
+    that did not decode: U+FFFD). Escape sequences and control characters go (a tab is
+    a space); backspace and DEL erase the character before them."""
+    if REPLACEMENT in line:
+        return None
+    line = _ESCAPE.sub("", line)
+    kept: list[str] = []
+    for ch in line:
+        if ch in _ERASE:
+            if kept:
+                kept.pop()
+        elif ch == "\t":
+            kept.append(" ")
+        elif ch.isprintable() or ch == " ":
+            kept.append(ch)
+    return "".join(kept)
+
+
+class Admission(Enum):
+    RUN = "run"
+    DROP_AND_SAY = "drop and say so"
+    """The first line dropped in a row: tell the client, once."""
+    DROP = "drop"
+
+
+class RateLimiter:
+    """A token bucket: ``rate`` lines a second, at most ``rate`` (rounded up) at once."""
+
+    def __init__(self, rate: float, clock: Clock = time.monotonic) -> None:
+        self.rate = rate
+        self.burst = max(1.0, float(-(-rate // 1)))
+        self.clock = clock
+        self._tokens = self.burst
+        self._last = clock()
+        self._dropping = False
+
+    def admit(self) -> Admission:
+        now = self.clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
+        self._last = now
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            self._dropping = False
+            return Admission.RUN
+        if self._dropping:
+            return Admission.DROP
+        self._dropping = True
+        return Admission.DROP_AND_SAY
+
+
+@dataclass
+class _Failures:
+    count: int
+    last: float
+
+
+class LoginThrottle:
+    """Failed logins by address, and how long the next attempt from one must wait."""
+
+    def __init__(self, clock: Clock = time.monotonic, *, free: int = 3, first: float = 1.0,
+                 longest: float = 10.0, forget_after: float = 900.0,
+                 addresses: int = 10_000) -> None:  # fmt: skip
+        self.clock = clock
+        self.free, self.first, self.longest = free, first, longest
+        self.forget_after = forget_after
+        """Seconds after its last failure an address starts afresh."""
+        self.addresses = addresses
+        """How many addresses are remembered (the oldest are forgotten first)."""
+        self._failures: OrderedDict[str, _Failures] = OrderedDict()
+
+    def failures(self, address: str) -> int:
+        self._forget_old()
+        found = self._failures.get(address)
+        return found.count if found else 0
+
+    def delay(self, address: str) -> float:
+        """Seconds the next attempt from ``address`` waits (0 before ``free`` failures)."""
+        over = self.failures(address) - self.free
+        if over < 0:
+            return 0.0
+        return min(self.longest, self.first * 2.0**over)
+
+    def failed(self, address: str) -> None:
+        self._forget_old()
+        found = self._failures.pop(address, None)
+        count = found.count + 1 if found else 1
+        self._failures[address] = _Failures(count, self.clock())
+        while len(self._failures) > self.addresses:
+            self._failures.popitem(last=False)
+
+    def succeeded(self, address: str) -> None:
+        self._failures.pop(address, None)
+
+    def _forget_old(self) -> None:
+        horizon = self.clock() - self.forget_after
+        while self._failures:
+            address, oldest = next(iter(self._failures.items()))
+            if oldest.last > horizon:
+                return
+            del self._failures[address]

@@ -1,0 +1,103 @@
+"""telnetlib3's server protocol and writer, extended where telnetlib3 invites it.
+
+``MudProtocol`` is telnetlib3's ``TelnetServer`` (in line mode: the client edits and
+echoes its own lines) that also offers GMCP and MSSP (``WILL``), turns a connection
+away when the host is full, says why it closes an idle one, and tells its host when it
+comes and goes. ``MudWriter`` is telnetlib3's writer that tells the host each option
+the client agrees to (``DO``), so MSSP is answered the moment a crawler asks.
+
+Every byte of the protocol is telnetlib3's; nothing here parses telnet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol
+
+from telnetlib3 import TelnetServer, TelnetWriterUnicode
+from telnetlib3.telopt import GMCP, MSSP, WILL
+
+
+class Host(Protocol):
+    """What a connection needs from the server that accepted it."""
+
+    def admit(self, protocol: MudProtocol) -> str | None:
+        """None to let ``protocol`` in, else what to tell it before it is closed."""
+
+    def agreed(self, protocol: MudProtocol, option: bytes) -> None:
+        """The client agreed to ``option`` (it sent ``DO``)."""
+
+    def left(self, protocol: MudProtocol) -> None:
+        """An admitted connection is gone."""
+
+    def idle_notice(self) -> str:
+        """What an idle connection is told as it is closed."""
+
+
+class MudWriter(TelnetWriterUnicode):
+    """telnetlib3's writer; ``agreed`` hears each option the client agrees we do, once
+    (a client repeating ``DO MSSP`` is not answered again and again)."""
+
+    agreed: Callable[[bytes], None] | None = None
+
+    def handle_do(self, opt: bytes) -> bool:
+        before = self.local_option.enabled(opt)
+        accepted = super().handle_do(opt)
+        if accepted and not before and self.agreed is not None:
+            # telnetlib3 records the option as agreed once this returns
+            asyncio.get_running_loop().call_soon(self.agreed, opt)
+        return accepted
+
+
+class MudProtocol(TelnetServer):
+    """One client connection (see the module)."""
+
+    host: ClassVar[Host]
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("writer_factory_encoding", MudWriter)
+        super().__init__(**kwargs)
+        self.admitted = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        assert self.writer is not None
+        refusal = self.host.admit(self)
+        if refusal is not None:
+            self._say(refusal)
+            self.writer.close()
+            return
+        self.admitted = True
+        if isinstance(self.writer, MudWriter):
+            self.writer.agreed = lambda option: self.host.agreed(self, option)
+
+    def begin_advanced_negotiation(self) -> None:
+        super().begin_advanced_negotiation()
+        assert self.writer is not None
+        self.writer.iac(WILL, GMCP)
+        self.writer.iac(WILL, MSSP)
+
+    def on_timeout(self) -> None:
+        self._say("\r\n" + self.host.idle_notice())
+        self.timeout_connection()
+
+    def _say(self, text: str) -> None:
+        if isinstance(self.writer, TelnetWriterUnicode):
+            self.writer.write(text + "\r\n")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.admitted:
+            self.admitted = False
+            self.host.left(self)
+
+
+def protocol_for(host: Host) -> type[MudProtocol]:
+    """A ``MudProtocol`` class bound to ``host`` (telnetlib3 builds one per connection)."""
+
+    class Bound(MudProtocol):
+        pass
+
+    Bound.host = host
+    return Bound

@@ -1,0 +1,89 @@
+"""How the world is served: ``config/telnet.md`` (limits) and the command line's choices.
+
+``config/telnet.md`` is written with its defaults the first time ``mudsim serve`` serves
+a vault (until then, and for ``run --telnet``, the defaults apply); like every vault
+config file its front matter holds the settings and unknown keys are errors. The longest line a client may send is the vault's ``max_command_chars``
+(``config/limits.md``, 4,000 by default), the same limit every command has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine.errors import VaultError
+from engine.vault.files import read_front_matter, write_front_matter
+
+DEFAULT_PORT: Final = 4000
+DEFAULT_BIND: Final = "127.0.0.1"
+
+_BODY = """\
+# Telnet
+
+Limits for `mudsim serve` (and `mudsim run --telnet`), which MUD clients connect to.
+
+- `max_connections` (50): connections at once, logged in or not; one more is told the
+  world is full and closed.
+- `idle_minutes` (30): a connection that sends nothing for this long is closed (its
+  character stays where it is).
+- `commands_per_s` (5): lines a connection may send a second (a burst of as many at
+  once); the rest are dropped, with one notice.
+- `login_seconds` (120): time to finish logging in.
+- `max_output_kb` (512): text waiting to reach a client that reads too slowly; past it
+  the connection is closed.
+
+The longest line a client may send is `max_command_chars` in `limits.md`.
+"""
+
+
+class TelnetConfig(BaseModel):
+    """``config/telnet.md``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_connections: int = Field(default=50, ge=1)
+    idle_minutes: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    commands_per_s: float = Field(default=5.0, gt=0, allow_inf_nan=False)
+    login_seconds: float = Field(default=120.0, gt=0, allow_inf_nan=False)
+    max_output_kb: int = Field(default=512, ge=1)
+
+    @property
+    def idle_seconds(self) -> int:
+        """telnetlib3 counts whole seconds (at least one)."""
+        return max(1, round(self.idle_minutes * 60))
+
+
+def config_path(vault: Path) -> Path:
+    return vault / "config" / "telnet.md"
+
+
+def load_config(vault: Path, *, write_default: bool = False) -> TelnetConfig:
+    """The vault's telnet settings (the defaults when the file is missing; with
+    ``write_default`` they are written out then)."""
+    path = config_path(vault)
+    if not path.exists():
+        config = TelnetConfig()
+        if write_default:
+            write_front_matter(path, config.model_dump(mode="json"), _BODY)
+        return config
+    meta, _body = read_front_matter(path)
+    try:
+        return TelnetConfig.model_validate(meta)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(step) for step in first["loc"]) or "(top level)"
+        raise VaultError(f"{path}, {field}: {first['msg']}") from exc
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What the command line chose: where to listen, and whether new names may join."""
+
+    port: int = DEFAULT_PORT
+    """0: any free port (said when listening)."""
+    bind: str = DEFAULT_BIND
+    open: bool = False
+    """A name with no account and no character makes a new player character."""

@@ -1,0 +1,130 @@
+"""The CLI verbs of the served world: ``serve`` and ``account add``, and ``run``'s
+``--telnet PORT`` (the terminal UI open, the world served beside it). The work is
+imported only when a verb runs.
+
+``run`` is ``mudsim``'s own verb: ``add`` gives its parser ``--telnet``, ``--bind`` and
+``--open``, and puts ``run_served`` in front of its handler, which hands every run
+without ``--telnet`` to that handler unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import UsageError
+from engine.telnet.settings import DEFAULT_BIND, DEFAULT_PORT, ServeOptions
+from engine.world.model import Role
+
+if TYPE_CHECKING:
+    from engine.sim.run import RunOptions
+
+Handler = Callable[[argparse.Namespace], None]
+
+SERVE = ("Run the world live, its agents thinking (as run --headless), and let MUD clients "
+         "(telnet, Mudlet, tintin++) log in and play over telnet.")  # fmt: skip
+SERVE_DETAILS = (SERVE + " Accounts live in the vault's config/accounts.md (mudsim account "
+                 "add, or @account in the world); --open lets a new name make a player "
+                 "character. Ctrl-C or SIGTERM tells every client, lets turns finish, saves.")  # fmt: skip
+ACCOUNT_ADD = ("Add an account: who may log in over telnet as a player character, with a "
+               "password (asked for, or one line of standard input, or --password).")  # fmt: skip
+
+
+def add(verbs: Any, *, agent_arguments: Callable[..., None],
+        parser_class: type[argparse.ArgumentParser]) -> None:  # fmt: skip
+    """Add the verbs to ``mudsim``'s sub-parsers (``agent_arguments``: ``run``'s LLM
+    options; ``parser_class``: its parsers' class); ``run`` must be there already."""
+    sub = verbs.add_parser("serve", help=SERVE, description=SERVE_DETAILS)
+    sub.add_argument("world", type=Path, metavar="WORLD", help="world file (YAML), as for run")
+    _vault(sub)
+    _telnet_arguments(sub, default=DEFAULT_PORT)
+    agent_arguments(sub, turns="each agent takes N turns, then stands still (players play on)")
+    sub.set_defaults(run=serve)
+    account = verbs.add_parser("account", help="Manage who may log in over telnet.",
+                               description="Manage who may log in over telnet.")  # fmt: skip
+    account_verbs = account.add_subparsers(dest="account_verb", metavar="VERB",
+                                           parser_class=parser_class)  # fmt: skip
+    account_verbs.required = True
+    sub = account_verbs.add_parser("add", help=ACCOUNT_ADD, description=ACCOUNT_ADD)
+    _vault(sub)
+    sub.add_argument("name", metavar="NAME", help="the player character's name")
+    sub.add_argument("--role", choices=[r.value for r in Role],
+                     help="the role the character acts with (default: its own)")  # fmt: skip
+    sub.add_argument("--password", metavar="PW",
+                     help="the password (visible to other users of this machine; "
+                     "default: asked for, or read from standard input)")  # fmt: skip
+    sub.set_defaults(run=account_add)
+    run = verbs.choices["run"]
+    _telnet_arguments(run, default=None)
+    run.set_defaults(run=functools.partial(run_served, run.get_default("run")))
+
+
+def _vault(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--vault", type=Path, default=Path("vault"), metavar="DIR",
+                     help="vault folder (default: ./vault)")  # fmt: skip
+
+
+def _telnet_arguments(sub: argparse.ArgumentParser, *, default: int | None) -> None:
+    said = f" (default {default}" if default is not None else " (serve the world"
+    sub.add_argument("--telnet", type=telnet_port, default=default, metavar="PORT",
+                     help=f"the telnet port{said}; 0: any free port, said on stderr)")  # fmt: skip
+    sub.add_argument("--bind", metavar="ADDR",
+                     help=f"the address to listen on (default {DEFAULT_BIND}, this machine only)")  # fmt: skip
+    sub.add_argument("--open", action="store_true",
+                     help="a name with no account may make a new player character")  # fmt: skip
+
+
+def telnet_port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, got {text!r}")
+    return int(text)
+
+
+def _serve_options(args: argparse.Namespace) -> ServeOptions:
+    return ServeOptions(args.telnet, args.bind or DEFAULT_BIND, args.open)
+
+
+def _run_options(args: argparse.Namespace) -> RunOptions:
+    from engine.sim.run import RunOptions
+
+    return RunOptions(args.world, args.vault, args.llm, args.model, args.turns, args.seed,
+                      getattr(args, "as_name", None))  # fmt: skip
+
+
+def serve(args: argparse.Namespace) -> None:
+    import asyncio
+
+    from engine.telnet.serve import serve as serve_world
+
+    asyncio.run(serve_world(_run_options(args), _serve_options(args), os.environ))
+
+
+def run_served(plain: Handler, args: argparse.Namespace) -> None:
+    """``run``: with ``--telnet``, the world served beside the TUI (or, with
+    ``--headless``, as ``serve``); without it, ``run`` as ever."""
+    if args.telnet is None:
+        if args.bind is not None or args.open:
+            raise UsageError("--bind and --open go with --telnet PORT")
+        plain(args)
+        return
+    if args.headless:
+        serve(args)
+        return
+    import asyncio
+
+    from engine.telnet.serve import served
+    from engine.tui.runner import run_tui
+
+    telnet = _serve_options(args)
+    asyncio.run(run_tui(_run_options(args), os.environ, beside=lambda sim: served(sim, telnet)))
+
+
+def account_add(args: argparse.Namespace) -> None:
+    from engine.telnet.accounts_cli import add_account
+
+    role = Role(args.role) if args.role else None
+    print("\n".join(add_account(args.vault, args.name, role, args.password)))

@@ -1,0 +1,72 @@
+"""``--open``: a name that is nobody's may become a new player character, made at the
+start room and kept in the vault like anything built in the world."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from helpers import mudsim
+from telnet_client import Opener, plain
+
+from engine.sim.simulation import Simulation
+from engine.telnet.settings import ServeOptions
+
+
+@pytest.fixture
+def serve_options() -> ServeOptions:
+    return ServeOptions(port=0, open=True)
+
+
+async def test_with_open_a_new_name_makes_a_new_player_character(
+    connect: Opener, sim: Simulation
+) -> None:
+    client = await connect()
+    await client.until("Name: ")
+    client.send("me")  # a reserved word
+    await client.until("reads as something else")
+    client.send("Wren")
+    await client.until("Make a new character called Wren? (yes/no) ")
+    client.send("yes")
+    await client.until("Password: ")
+    client.send("wren-password")
+    await client.until("The same again: ")
+    client.send("wren-password")
+    text = plain(await client.until("Wren> "))
+    assert "The Hall" in text  # the start room
+    wren = sim.character("Wren")
+    assert (wren.type, wren.role.value, wren.location) == ("player", "player", "hall")
+    assert "\n- Wren\n" in (sim.vault.root / "world" / "world.yaml").read_text("utf-8")
+    assert (sim.vault.root / "agents" / "Wren" / "agent.md").is_file()
+    await client.command("say Hello, I am new here.", "Wren> ")
+    assert sim.minds[wren.id].tail[-1].text == 'You say, "Hello, I am new here."'
+    again = await connect()
+    await again.login("Wren", "wren-password")
+
+
+async def test_with_open_an_agents_name_is_not_a_new_character(connect: Opener) -> None:
+    client = await connect()
+    await client.until("Name: ")
+    client.send("Ada")
+    await client.until("Password: ")  # asked, as for any name that is somebody's
+    client.send("anything-at-all")
+    await client.until("Wrong name or password.")
+
+
+async def test_a_run_that_made_a_character_at_login_does_not_replay_and_says_why(
+    connect: Opener, sim: Simulation, world_file: Path, tmp_path: Path
+) -> None:
+    sim.begin_record("serve", world_file, {"models": {}, "local": False, "seed": None})
+    client = await connect()
+    await client.until("Name: ")
+    for line in ("Wren", "yes", "wren-password", "wren-password"):
+        client.send(line)
+    await client.until("Wren> ")
+    await client.command("say I am new here.", "Wren> ")
+    await sim.checkpoint()
+    sim.end_record("stopped")
+    (run,) = (sim.vault.root / "runs").iterdir()
+    done = await asyncio.to_thread(mudsim, "replay", run, "--vault", tmp_path / "again")
+    assert done.returncode == 2
+    assert done.stderr.endswith("(input) is by 'wren', who is not in the replayed world\n")
