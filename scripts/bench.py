@@ -1,12 +1,13 @@
 """mudsim benchmarks (run by hand; never part of the test suite).
 
     python scripts/bench.py            # every benchmark
-    python scripts/bench.py engine     # one or more of: engine, dispatch, pool, fairness, memory, tui, commands, journal, retrieval, local
+    python scripts/bench.py engine     # one or more of: engine, dispatch, pool, fairness, memory, tui, commands, journal, retrieval, local, telnet, sweep
     python scripts/bench.py retrieval --json   # only the JSON object
     python scripts/bench.py play [--llm URL|local|local:NAME] [--model M] [--turns N] [--seed S] [--log FILE] [--world W]
 
-``local`` needs the embedded model (the ``local`` extra) and is left out of a plain run;
-so is ``play``, the play-quality bench (``bench_play.py``), which takes its own options.
+``local`` needs the embedded model (the ``local`` extra), ``telnet`` takes some five
+minutes and ``sweep`` two (with Ray, the ``sweep`` extra): they run only when named, as
+does ``play``, the play-quality bench (``bench_play.py``), which takes its own options.
 
 Prints a table and, last, one JSON object with every figure. Each figure is the median
 of several repeats; the spread (min-max) is printed next to it.
@@ -116,7 +117,7 @@ BENCHMARKS: dict[str, Callable[[], Figures]] = {
     "sweep": bench_sweep,
     "telnet": bench_telnet,
 }
-OPT_IN = {"local"}
+OPT_IN = {"local", "telnet", "sweep"}
 
 
 def play_main(argv: list[str]) -> int:
