@@ -93,6 +93,7 @@ def _first_pool_start() -> float:
 
 def bench_sweep() -> dict[str, float]:
     import ray
+
     from engine.lab.sweep_ray import RayExecutor
 
     server = subprocess.Popen(
