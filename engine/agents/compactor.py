@@ -389,6 +389,9 @@ class Compactor:
             role="summarizer",
             purpose=purpose,
             priority=Priority.SUMMARY,
+            # an agent's next prompts wait for its summaries; a player's prompt is a
+            # person: its summaries take the slots turns leave free, never a turn's
+            ages=mind.character.type == "agent",
             constraint=summary_constraint,
             constrain=self.constrain,
         )

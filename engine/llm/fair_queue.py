@@ -17,6 +17,11 @@ turns leave the slot free, summaries run at once; when many summaries are due, e
 waits at most ``bypass_limit`` turns, so their share of the calls grows with what is
 due. ``bypass_limit=None`` is strict priority (nothing ages).
 
+A request pushed with ``ages=False`` is *patient*: it waits by its priority alone and
+never becomes overdue (it is not counted as bypassed either). What no prompt waits for,
+a human player's memory summaries, goes this way: a burst of fifty players' summaries
+due at once then takes the slots turns leave free instead of every slot in turn.
+
 ``FairnessStats`` records, per priority, how many requests were granted and the most
 times any of them was bypassed (``scripts/bench.py fairness`` and the tests read it).
 """
@@ -42,6 +47,8 @@ class Waiting(Generic[T]):
     """Arrival order (first come, first served)."""
     bypassed: int = 0
     """Better-priority requests served while this one waited."""
+    ages: bool = True
+    """False: patient, never overdue (see the module)."""
 
 
 class FairQueue(Generic[T]):
@@ -52,8 +59,8 @@ class FairQueue(Generic[T]):
         self._waiting: list[Waiting[T]] = []
         self._order = itertools.count()
 
-    def push(self, item: T, priority: int) -> Waiting[T]:
-        entry = Waiting(item, priority, next(self._order))
+    def push(self, item: T, priority: int, *, ages: bool = True) -> Waiting[T]:
+        entry = Waiting(item, priority, next(self._order), ages=ages)
         self._waiting.append(entry)
         return entry
 
@@ -77,7 +84,7 @@ class FairQueue(Generic[T]):
             raise IndexError("pop from an empty FairQueue")
         self._waiting.remove(head)
         for entry in self._waiting:
-            if entry.priority > head.priority:
+            if entry.priority > head.priority and entry.ages:
                 entry.bypassed += 1
         return head
 

@@ -53,6 +53,10 @@ class LLMRequest:
     agent: str | None = None
     role: Role = "actor"
     priority: Priority = Priority.TURN
+    ages: bool = True
+    """Waiting, it ages (after ``bypass_limit`` better-priority grants it goes first);
+    False: it waits by its priority alone (a player's summary, which no prompt waits
+    for: ``engine.llm.fair_queue``)."""
     constraint: Callable[[], Constraint] | None = None
     """Called at dispatch, like the prompt: what a valid reply looks like now."""
     purpose: str | None = None

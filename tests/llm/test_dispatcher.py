@@ -7,6 +7,7 @@ import asyncio
 import random
 import socket
 from collections.abc import Iterator
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -302,3 +303,24 @@ async def test_a_waiting_summary_goes_first_once_enough_turns_bypassed_it(
     assert served.index("s1") == summary_at
     assert [p for p in served if p.startswith("t")] == ["t1", "t2", "t3", "t4", "t5", "t6"]
     assert dispatcher.fairness.most_bypassed[Priority.SUMMARY] == summary_at - 1
+
+
+async def test_a_request_that_does_not_age_waits_by_its_priority_alone(stub: StubOllama) -> None:
+    """A player's summary (``ages=False``) lets every waiting turn go first; an agent's
+    goes after four."""
+    stub.delay = 0.02
+    backend = OllamaBackend(stub.url, timeout=httpx.Timeout(5.0))
+    dispatcher = Dispatcher([Endpoint(stub.url, backend)], retry=FAST_RETRY, bypass_limit=4)
+    busy = asyncio.create_task(dispatcher.generate(_request("busy")))
+    await asyncio.sleep(0.01)
+    patient = replace(_request("player summary", Priority.SUMMARY), ages=False)
+    queued = [
+        asyncio.create_task(dispatcher.generate(patient)),
+        asyncio.create_task(dispatcher.generate(_request("agent summary", Priority.SUMMARY))),
+    ]
+    queued += [asyncio.create_task(dispatcher.generate(_request(f"t{n}"))) for n in range(1, 7)]
+    await asyncio.gather(busy, *queued)
+    await dispatcher.aclose()
+    served = [body["prompt"] for body in stub.requests]
+    assert served == ["busy", "t1", "t2", "t3", "t4", "agent summary", "t5", "t6", "player summary"]
+    assert dispatcher.fairness.most_bypassed[Priority.SUMMARY] == 4

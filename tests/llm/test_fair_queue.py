@@ -138,3 +138,47 @@ def test_stats_keep_the_most_bypassed() -> None:
     for bypassed in (0, 3, 1):
         stats.record(1, bypassed)
     assert (stats.granted[1], stats.most_bypassed[1]) == (3, 3)
+
+
+# An operation with patience: ("push", (priority, ages)), ("pop", _) or ("cancel", index)
+MIXED = st.lists(
+    st.one_of(
+        st.tuples(st.just("push"), st.tuples(PRIORITIES, st.booleans())),
+        st.tuples(st.just("pop"), st.just(0)),
+        st.tuples(st.just("cancel"), st.integers(0, 50)),
+    ),
+    max_size=120,
+)
+
+
+@given(MIXED, LIMITS)
+def test_a_patient_request_goes_only_when_nothing_better_or_overdue_waits(
+    operations: list[tuple[str, object]], limit: int
+) -> None:
+    queue = FairQueue[int](bypass_limit=limit)
+    waiting: list[Waiting[int]] = []
+    for number, (kind, value) in enumerate(operations):
+        if kind == "push":
+            assert isinstance(value, tuple)
+            priority, ages = value
+            waiting.append(queue.push(number, priority, ages=ages))
+        elif kind == "pop" and waiting:
+            overdue = any(queue.overdue(entry) for entry in waiting)
+            head = queue.pop()
+            waiting.remove(head)
+            if not head.ages:
+                assert head.bypassed == 0
+                assert not overdue
+                assert all(entry.priority >= head.priority for entry in waiting)
+        elif kind == "cancel" and waiting:
+            queue.remove(waiting.pop(int(str(value)) % len(waiting)))
+        for entry in waiting:  # the ageing ones keep their bound; the patient never age
+            assert entry.bypassed <= limit if entry.ages else entry.bypassed == 0
+
+
+def test_a_players_summary_lets_every_turn_go_first() -> None:
+    queue = FairQueue[str](bypass_limit=4)
+    queue.push("player summary", 1, ages=False)
+    for n in range(6):
+        queue.push(f"turn {n}", 0)
+    assert [queue.pop().item for _ in range(7)][-1] == "player summary"

@@ -88,6 +88,7 @@ async def test_nine_memories_compact_the_first_four(sim: Simulation, vault_dir: 
     assert "Thought number 4." not in chunk  # the chunk's memories only
     assert llm.requests[0].priority is Priority.SUMMARY
     assert llm.requests[0].role == "summarizer"
+    assert llm.requests[0].ages  # an agent's next prompts wait for it
     meta, body = read_front_matter(_summaries(vault_dir) / "recent.md")
     assert {k: meta[k] for k in ("summary_type", "covers_from", "covers_to", "memory_count")} == {
         "summary_type": "recent", "covers_from": 0, "covers_to": 4, "memory_count": 9,
@@ -95,6 +96,23 @@ async def test_nine_memories_compact_the_first_four(sim: Simulation, vault_dir: 
     assert "Summary 1." in body
     assert not (_summaries(vault_dir) / "longterm.md").exists()
     assert len(list(_summaries(vault_dir).glob("recent-*.md"))) == 1
+
+
+async def test_a_players_summaries_wait_by_their_priority_alone(sim: Simulation) -> None:
+    """No prompt waits for a player's summaries: they never go before an agent's turn."""
+    llm = Summarizer()
+    _start(sim, llm)
+    for index in range(129):  # Bea's windows are 64 and 64: M = 129 makes the first chunk due
+        run(sim, "Bea", f"think Thought number {index}.")
+        await asyncio.sleep(0)
+    await sim.compactor.settle(5)
+    assert sim.minds["bea"].boundary == 64
+    beas = [r for r in llm.requests if r.agent == "Bea"]
+    bos = [r for r in llm.requests if r.agent == "Bo"]  # Bo, an agent, saw Bea think
+    assert beas
+    assert bos
+    assert all(r.priority is Priority.SUMMARY and not r.ages for r in beas)
+    assert all(r.priority is Priority.SUMMARY and r.ages for r in bos)
 
 
 async def test_the_waterfall_merges_s_into_l_then_summarizes_the_next_chunk(
