@@ -415,8 +415,14 @@ class Compactor:
         await self.drain(0)
         self.stopping = False  # what is due from now on may start again
 
-    async def drain(self, grace: float = 30.0) -> None:
-        """Stop starting chunks, wait ``grace`` s for calls in progress, stop the rest
+    def cut(self) -> None:
+        """Stop every worker now (what is left stays pending, as after ``drain``)."""
+        for worker in self.workers.values():
+            if worker.task is not None:
+                worker.task.cancel()
+
+    async def drain(self, grace: float | None = 30.0) -> None:
+        """Stop starting chunks, wait ``grace`` s (None: no limit) for calls in progress, stop the rest
         (what is left stays pending: the rule fires again on the next load). A
         cancellation of the caller is passed on to every worker, then re-raised."""
         self.stopping = True

@@ -163,9 +163,14 @@ class Dreams:
         self.tally.dreamt += 1
         self.tally.by_model += by_model
 
-    async def drain(self, grace: float) -> None:
-        """Wait ``grace`` s for dreams in progress, cancel the rest (a cancelled dream
-        keeps nothing)."""
+    def cut(self) -> None:
+        """Cancel the dreams in progress now (a cancelled dream keeps nothing)."""
+        for task in self.workers.values():
+            task.cancel()
+
+    async def drain(self, grace: float | None) -> None:
+        """Wait ``grace`` s (None: no limit) for dreams in progress, cancel the rest (a
+        cancelled dream keeps nothing)."""
         tasks = list(self.workers.values())
         if not tasks:
             return

@@ -465,8 +465,14 @@ class KnowledgePasses:
         await self.drain(0)
         self.stopping = False
 
-    async def drain(self, grace: float = 30.0) -> None:
-        """Start no more passes; wait ``grace`` s for those in progress, cancel the rest
+    def cut(self) -> None:
+        """Cancel the passes in progress now (a cancelled pass wrote nothing)."""
+        for worker in self.workers.values():
+            if worker.task is not None:
+                worker.task.cancel()
+
+    async def drain(self, grace: float | None = 30.0) -> None:
+        """Start no more passes; wait ``grace`` s (None: no limit) for those in progress, cancel the rest
         (a cancelled pass wrote nothing: its commit is the last step)."""
         self.stopping = True
         tasks = [w.task for w in self.workers.values() if w.task is not None]

@@ -29,6 +29,7 @@ from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, se
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
 from engine.sim.run import (
     Narrator,
+    RunEnding,
     end_reason,
     graceful_interrupts,
     summary,
@@ -138,6 +139,7 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
             raise UsageError(f"{run_dir} ran no agents: there is no turn to fork at")
         turn_event(list(replay.sequencer.events), options.at)  # bad input before any work
         settings = settings_with(sim.settings, options.sets)
+        ending = RunEnding(sim, scheduler)
         try:
             await follow_to_branch(replay, options.at)
             live = await live_llm(sim, options, environ)
@@ -156,13 +158,15 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
                   file=sys.stderr, flush=True)  # fmt: skip
             if options.headless:
                 scheduler.listen(Narrator(sim, out))
-                with graceful_interrupts(scheduler.stop, scheduler.abort):
+                with graceful_interrupts(ending.press, ending.press, say=None):
                     await scheduler.run(options.turns)
             else:
                 await _in_the_tui(sim, scheduler, replay.dispatcher, options, run_app)
             reason = end_reason(scheduler, options.turns)
+            ending.patient = options.headless and reason == "turns done"
         finally:
-            await wind_down(sim, scheduler, replay.dispatcher)
+            with graceful_interrupts(ending.press, ending.press, say=None):
+                await wind_down(sim, scheduler, replay.dispatcher, ending)
             await replay.close()
             await sim.checkpoint()
             sim.end_record(reason)

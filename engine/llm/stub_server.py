@@ -11,7 +11,8 @@ model in ``parameters`` (8B for the rest). It records every generate or chat bod
 (chats with their rendered ``prompt``), and can misbehave on purpose:
 ``fail_next(status, times)`` (with a ``Retry-After`` header while ``retry_after`` is
 set), ``hang_next(times)`` (never answer, until stopped),
-``delay`` seconds before answering (plus a random part of ``jitter``), ``error_mid_stream``, and on a fixed schedule
+``delay`` seconds before answering (plus a random part of ``jitter``; knowledge passes
+``knowledge_delay`` more), ``error_mid_stream``, and on a fixed schedule
 (``FaultSchedule``: HTTP 500 every n-th call, a hang every m-th, garbage every k-th),
 which the fault soak (``scripts/soak.py``) uses. With ``summary`` set, prompts ending
 in the summarizer's cue (``SUMMARY:``) get that text instead of the next scripted reply;
@@ -134,6 +135,9 @@ class StubOllama(OllamaCompatibleServer):
         self.faults = faults or FaultSchedule()
         self.summary = summary
         """The answer to every summarizer prompt (None: the script answers them too)."""
+        self.knowledge_delay = 0.0
+        """Seconds more before answering a knowledge-pass prompt (a slow model's passes;
+        cut short when the server stops)."""
         self.knowledge = list(knowledge or [])
         """Answers to knowledge-pass prompts, in order, sent as they are; when they run
         out (or none were given), ``[]``: nothing learned."""
@@ -228,6 +232,8 @@ class StubOllama(OllamaCompatibleServer):
             time.sleep(extra)
         if self.delay:
             time.sleep(self.delay)
+        if knowing and self.knowledge_delay:
+            self._released.wait(timeout=self.knowledge_delay)
         if failure is None:
             return Refusal(503, "server stopped")
         if failure:

@@ -6,7 +6,8 @@ goes to stdout, one event a line with its room, then a run summary.
     Run summary: 2 agents, 10 turns (0 skipped), 10 LLM calls (0 failed, 0 retries), ...
 
 Ctrl-C (or the end of ``--turns``) stops dispatching, lets turns in progress finish
-(bounded wait), saves and exits 0; a second Ctrl-C stops at once, still saving.
+(bounded wait), saves and exits 0; a second Ctrl-C stops at once, still saving. At the
+end of ``--turns`` the run also waits for the memory work its end starts (``RunEnding``).
 """
 
 from __future__ import annotations
@@ -232,13 +233,55 @@ def start_agents(
     return Scheduler(sim, sim.recorded(dispatcher), thinkers, seed=seed)
 
 
-async def wind_down(sim: Simulation, scheduler: Scheduler | None, dispatcher: Dispatcher) -> None:
-    """Turns and compactions in progress get their bounded wait; every task ends."""
+async def wind_down(sim: Simulation, scheduler: Scheduler | None, dispatcher: Dispatcher,
+                    ending: RunEnding | None = None) -> None:  # fmt: skip
+    """Turns and compactions in progress get their bounded wait (with an ``ending`` whose
+    turns are done, the memory work the run's end starts gets as long as it takes, or
+    until a Ctrl-C); every task ends."""
     if scheduler is not None:
         await scheduler.finish(SHUTDOWN_GRACE)
-    await sim.wind_down_memory(SHUTDOWN_GRACE)
+    if ending is not None:
+        ending.memory_phase = True
+    patient = ending is not None and ending.patient
+    await sim.wind_down_memory(None if patient else SHUTDOWN_GRACE,
+                               say=ending.waiting if ending is not None else None)  # fmt: skip
     await sim.supervisor.aclose()
     await dispatcher.aclose(grace=1.0)
+
+
+class RunEnding:
+    """How a headless run ends, and what Ctrl-C (or SIGTERM) does meanwhile. While turns
+    run, a first press lets those in progress finish (at most ``SHUTDOWN_GRACE`` s) and a
+    second cuts them short. A run whose turns are all done (``--turns``: a batch) then
+    waits for the memory work its end starts (the last summaries and knowledge passes,
+    which a small local model can take minutes over) as long as it takes; a stopped run
+    gives it ``SHUTDOWN_GRACE`` s. Once that wait has begun, a press cuts it short: what
+    is not committed is left for the next run."""
+
+    def __init__(self, sim: Simulation, scheduler: Scheduler, err: TextIO | None = None) -> None:
+        self.sim, self.scheduler, self.err = sim, scheduler, err or sys.stderr
+        self.patient = False
+        """The turns are done: the memory work gets as long as it takes."""
+        self.memory_phase = False
+        self.presses = 0
+
+    def press(self) -> None:
+        self.presses += 1
+        if self.memory_phase or self.presses > 1:
+            if self.memory_phase and (work := self.sim.memory_in_progress()):
+                self._say(f"leaving {work} for the next run")
+            self.scheduler.abort()
+            self.sim.cut_memory_short()
+        else:
+            self._say(STOPPING)
+            self.scheduler.stop()
+
+    def waiting(self, work: str) -> None:
+        self._say(f"the turns are done; finishing {work} before saving (Ctrl-C leaves what "
+                  "is unfinished for the next run)")  # fmt: skip
+
+    def _say(self, line: str) -> None:
+        print(f"mudsim: {line}", file=self.err, flush=True)
 
 
 def end_reason(scheduler: Scheduler, turns: int | None) -> str:
@@ -261,15 +304,17 @@ async def run_headless(
         scheduler.listen(Narrator(sim, out))
         started = time.perf_counter()
         reason = "error"
-        with graceful_interrupts(scheduler.stop, scheduler.abort):
+        ending = RunEnding(sim, scheduler)
+        with graceful_interrupts(ending.press, ending.press, say=None):
             try:
                 await scheduler.run(options.turns)
                 reason = end_reason(scheduler, options.turns)
+                ending.patient = reason == "turns done"
             except asyncio.CancelledError:
                 reason = "interrupted"
                 raise
             finally:
-                await wind_down(sim, scheduler, dispatcher)
+                await wind_down(sim, scheduler, dispatcher, ending)
                 await sim.checkpoint()
                 sim.end_record(reason)
         print(summary(scheduler, dispatcher, time.perf_counter() - started), file=out, flush=True)

@@ -220,15 +220,38 @@ class Simulation:
         await self.knowledge.settle(within)
         await self.dreams.drain(within)
 
-    async def wind_down_memory(self, grace: float) -> None:
+    async def wind_down_memory(
+        self, grace: float | None, *, say: Callable[[str], None] | None = None
+    ) -> None:
         """The end of a run: a knowledge pass for each agent with anything new, then
-        compactions and passes in progress get ``grace`` s; the rest waits for the next."""
+        compactions and passes in progress get ``grace`` s (None: as long as they take,
+        or until ``cut_memory_short``; ``say`` then hears what is waited for); the rest
+        waits for the next run."""
         await self.gate("wind-down")
         self.note("wind-down")
         self.knowledge.at_run_end(list(self.minds.values()))
+        work = self.memory_in_progress()
+        if grace is None and say is not None and work:
+            say(work)
         await asyncio.gather(
             self.compactor.drain(grace), self.knowledge.drain(grace), self.dreams.drain(grace)
         )
+
+    def memory_in_progress(self) -> str:
+        """The summary calls, knowledge passes and dreams in progress, in words ("" if none)."""
+        counts = ((self.compactor.calls_in_flight, "summary call", "summary calls"),
+                  (len(self.knowledge.workers), "knowledge pass", "knowledge passes"),
+                  (len(self.dreams.workers), "dream", "dreams"))  # fmt: skip
+        return join_names(
+            [f"{n} {one if n == 1 else many}" for n, one, many in counts if n], empty=""
+        )
+
+    def cut_memory_short(self) -> None:
+        """Stop the compactions, knowledge passes and dreams in progress now, as the end
+        of a grace does: what they have not committed is left for the next run."""
+        self.compactor.cut()
+        self.knowledge.cut()
+        self.dreams.cut()
 
     def memory_status(self, character: Character) -> MemoryStatus:
         """``@memory-status`` of ``character``: its memory, and its knowledge bank."""

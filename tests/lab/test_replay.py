@@ -203,3 +203,23 @@ def test_a_run_with_retried_and_garbled_calls_replays(
     new = tmp_path / "replayed"
     assert main(["replay", str(run_dir), "--vault", str(new)]) == 0, capsys.readouterr().err
     assert manifest(new) == json.loads((run_dir / "end.json").read_text())
+
+
+def test_a_headless_fork_whose_turns_are_done_waits_for_its_last_knowledge_passes(
+    recorded: Path, tmp_path: Path, stub: StubOllama, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setattr("engine.sim.run.SHUTDOWN_GRACE", 0.05)  # what a stopped run gives
+    stub.knowledge = KNOWLEDGE * 6
+    stub.knowledge_delay = 0.4
+    new = tmp_path / "fork"
+    code = main(["fork", str(recorded), "--at", "10", "--vault", str(new), "--headless",
+                 "--turns", "2", "--llm", stub.url, "--model", "tiny"])  # fmt: skip
+    _out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "the turns are done; finishing" in err
+    (fork,) = runs(new)
+    at_end = [c for c in read_tape(fork.folder / CALLS)
+              if c["kind"] == "extraction" and c["turn"] >= 2]  # fmt: skip
+    assert at_end, "no knowledge pass at the fork's end"
+    assert all(c.get("error") is None for c in at_end)  # none cut short by the grace

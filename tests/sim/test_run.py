@@ -263,3 +263,68 @@ def test_a_headless_run_against_an_openai_compatible_server(
     assert code == 0, err
     assert "4 turns (0 skipped)" in out
     assert all("max_tokens" in body for body in stub.requests)  # it spoke /v1/completions
+
+
+FACT = json.dumps([{"type": "fact", "tags": ["library"],
+                    "content": "The library holds old books and a leather ledger"}])  # fmt: skip
+
+
+def _bank(vault: Path, name: str) -> list[object]:
+    path = vault / "agents" / name / "knowledge" / "long-term-memory.json"
+    if not path.exists():
+        return []
+    entries = json.loads(path.read_text())
+    assert isinstance(entries, list)
+    return entries
+
+
+def test_a_run_whose_turns_are_done_waits_for_its_last_knowledge_passes(
+    stub: StubOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    # passes slower than the grace a stopped run gives them: a batch run waits for them
+    monkeypatch.setattr("engine.sim.run.SHUTDOWN_GRACE", 0.05)
+    stub.knowledge = [FACT] * 10
+    stub.knowledge_delay = 0.4
+    vault = tmp_path / "vault"
+    code, out, err = _run(capsys, str(DEMO), "--vault", str(vault), "--headless", "--turns", "2",
+                          "--llm", stub.url, "--model", "tiny")  # fmt: skip
+    assert code == 0, err
+    assert "mudsim: the turns are done; finishing 2 knowledge passes before saving" in err
+    assert "2 knowledge passes (2 changed a bank, 0 failed)" in out
+    for name in ("Eliza", "Moss"):
+        assert _bank(vault, name), f"{name}'s pass was cut short"
+
+
+def test_ctrl_c_while_a_finished_run_waits_for_its_passes_leaves_them_for_the_next(
+    stub: StubOllama, tmp_path: Path
+) -> None:
+    stub.knowledge = [FACT] * 10
+    stub.knowledge_delay = 120  # a model that will not finish them soon
+    vault = tmp_path / "vault"
+    env = {**os.environ, "MUDSIM_LLM_URL": stub.url, "MUDSIM_MODEL": "tiny"}
+    argv = [sys.executable, "-m", "engine.cli", "run", str(DEMO), "--vault", str(vault),
+            "--headless", "--turns", "1"]  # fmt: skip
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=env)  # fmt: skip
+    assert process.stderr is not None
+    said: list[str] = []
+    while not any("finishing" in line for line in said):
+        line = process.stderr.readline()
+        assert line, f"the run ended without waiting for its passes: {said}"
+        said.append(line)
+    asked = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err
+    assert time.monotonic() - asked < 10  # not the 120 s the passes would take
+    assert "mudsim: leaving 2 knowledge passes for the next run" in err
+    assert "Traceback" not in err
+    assert "Run summary: 2 agents, 2 turns" in out
+    assert _bank(vault, "Eliza") == []  # a cut pass wrote nothing
+    record = json.loads(next((vault / "runs").glob("*/run.json")).read_text())
+    assert record["reason"] == "turns done"
+    stub.knowledge_delay = 0  # the next run does the passes it left
+    again = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert _bank(vault, "Eliza")
