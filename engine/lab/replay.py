@@ -42,6 +42,7 @@ from engine.sim.scheduler import Scheduler
 from engine.sim.sequencer import quiet
 from engine.sim.simulation import Simulation
 from engine.vault.run_store import CALLS, DRAWS, EVENTS, RunFolder, manifest
+from engine.world.model import Role, character_from_fields
 
 STALL_SECONDS = 5.0
 """How long a replay waits for a gate the tape says comes next before it calls the
@@ -123,6 +124,18 @@ class Replay:
             following = self.sequencer.events[recorder.count : recorder.count + 1]
             if following and following[0]["kind"] == "save":  # play saves in the same step
                 sim.save_now()
+        elif kind == "join":  # a character made mid-run (a new name at a telnet login)
+            fields = event.get("character")
+            if not isinstance(fields, dict):
+                raise ReplayDiverged(f"the recording's event {event['n']} (join) names no "
+                                     "character")  # fmt: skip
+            sim.add_character(character_from_fields(fields))
+        elif kind == "role":  # its telnet account's role, given at a login
+            actor = sim.world.characters.get(str(event["actor"]))
+            if actor is None:
+                raise ReplayDiverged(f"the replay diverged: event {event['n']} (role) is for "
+                                     f"{event['actor']!r}, who is not in the replayed world")  # fmt: skip
+            sim.set_role(actor, Role(str(event["role"])))
         elif kind == "wind-down":
             self.spawn(sim.wind_down_memory(SHUTDOWN_GRACE), "wind-down")
         elif kind == "settle":

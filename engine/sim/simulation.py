@@ -54,7 +54,7 @@ from engine.vault.vault import Vault
 from engine.vault.world_store import save_clock, warn_on_stderr
 from engine.world.events import Event, EventKind
 from engine.world.loader import load_world_file
-from engine.world.model import ABBREVIATIONS, COMPASS, Character
+from engine.world.model import ABBREVIATIONS, COMPASS, Character, Role, character_fields
 from engine.world.world import World
 
 Listener = Callable[[Event], None]
@@ -575,6 +575,7 @@ class Simulation:
         it joins the world with an empty memory, and the world is saved at once (its
         ``agent.md``, then ``world.yaml``)."""
         self.world.add_character(character)
+        self.note("join", character=character_fields(character))
         mind = MemoryStream.open(self.vault, character, self.windows_for(character), warn=self.warn)
         self.minds[character.id] = mind
         self._save_world_now()
@@ -583,6 +584,13 @@ class Simulation:
         except (OSError, MudsimError) as exc:
             self.warn(f"{character.name}'s memory state could not be saved now ({exc}); "
                       "the next save tries again")  # fmt: skip
+
+    def set_role(self, character: Character, role: Role) -> None:
+        """A character's role changed from outside the world (its telnet account's): on
+        the record, and saved at once."""
+        character.role = role
+        self.note("role", actor=character.id, role=role.value)
+        self._save_world_now()
 
     # -- persistence ----------------------------------------------------------------
     def _save_world_now(self) -> None:

@@ -202,8 +202,7 @@ class MudServer:
         if who.account.role is not None and character.role != who.account.role:
             log.info("%s's role is %s from its account (was %s)", character.name,
                         who.account.role.value, character.role.value)  # fmt: skip
-            character.role = who.account.role
-            self._save_world()
+            self.sim.set_role(character, who.account.role)
         session = Session(self, conn, character)
         previous = self.sessions.get(character.id)
         self.sessions[character.id] = session

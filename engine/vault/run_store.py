@@ -10,7 +10,7 @@
   a torn last line is left out when read (``read_tape``).
 - ``world.yaml``: the world file the run was started with (a replay validates with it).
 - ``start/``: what a replay needs to restore the vault as the run found it: a copy of
-  every file but the journals, and ``journals.json``, each journal's length and the
+  every file but the journals and the telnet accounts (``CREDENTIALS``), and ``journals.json``, each journal's length and the
   hash of that many bytes (journals only grow, so the vault's own journal still holds
   them).
 - ``end.json``: the hash of every file of the vault when the run ended (what a replay
@@ -46,6 +46,9 @@ JOURNAL_NAME: Final = "memories.jsonl"
 NOT_STATE: Final = frozenset({RUNS, "probes", "logs", ".lock"})
 """Top-level entries of a vault that are not its state (the run records, the probes, the
 run log, the lock)."""
+CREDENTIALS: Final = frozenset({"config/accounts.md"})
+"""Files that are not state either: telnet accounts' password hashes (each with a random
+salt), which a replay does not make again and a run record, often shared, must not copy."""
 
 
 class Tape(LineFile):
@@ -88,6 +91,8 @@ def state_files(vault: Path) -> Iterator[Path]:
     for path in sorted(vault.rglob("*")):
         relative = path.relative_to(vault)
         if relative.parts[0] in NOT_STATE or not path.is_file():
+            continue
+        if relative.as_posix() in CREDENTIALS:
             continue
         if path.name.startswith(".") and path.name.endswith(".tmp"):
             continue

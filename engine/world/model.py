@@ -6,9 +6,9 @@ as ``room-7``) that commands accept as ``#<id>``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from engine.vault.paths import safe_name
 
@@ -118,3 +118,14 @@ class Character:
     def folder(self) -> str:
         """The vault folder name: spaces as ``_``, only ``[A-Za-z0-9_-]`` kept."""
         return safe_name(self.name, what="character name")
+
+
+def character_fields(character: Character) -> dict[str, Any]:
+    """A character as plain JSON values (a run's record of a character made mid-run)."""
+    return {name: value.value if isinstance(value, Role) else value
+            for name, value in asdict(character).items()}  # fmt: skip
+
+
+def character_from_fields(fields: dict[str, Any]) -> Character:
+    """The character ``character_fields`` wrote."""
+    return Character(**{**fields, "role": Role(fields.get("role", Role.PLAYER.value))})

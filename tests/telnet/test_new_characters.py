@@ -4,14 +4,17 @@ start room and kept in the vault like anything built in the world."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 from helpers import mudsim
-from telnet_client import Opener, plain
+from telnet_client import Opener, password_hash, plain
 
 from engine.sim.simulation import Simulation
 from engine.telnet.settings import ServeOptions
+from engine.vault.accounts import Account, AccountStore
+from engine.world.model import Role
 
 
 @pytest.fixture
@@ -54,7 +57,7 @@ async def test_with_open_an_agents_name_is_not_a_new_character(connect: Opener) 
     await client.until("Wrong name or password.")
 
 
-async def test_a_run_that_made_a_character_at_login_does_not_replay_and_says_why(
+async def test_a_run_that_made_a_character_at_login_replays_exactly(
     connect: Opener, sim: Simulation, world_file: Path, tmp_path: Path
 ) -> None:
     sim.begin_record("serve", world_file, {"models": {}, "local": False, "seed": None})
@@ -64,9 +67,36 @@ async def test_a_run_that_made_a_character_at_login_does_not_replay_and_says_why
         client.send(line)
     await client.until("Wren> ")
     await client.command("say I am new here.", "Wren> ")
+    await client.command("go north", "Wren> ")
+    await sim.checkpoint()
+    sim.end_record("stopped")
+    (run,) = (sim.vault.root / "runs").iterdir()
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    (join,) = [e for e in events if e["kind"] == "join"]
+    assert join["character"]["name"] == "Wren"
+    assert "wren-password" not in (run / "events.jsonl").read_text()
+    assert not list(run.rglob("accounts.md"))  # password hashes stay out of the record
+    done = await asyncio.to_thread(mudsim, "replay", run, "--vault", tmp_path / "again")
+    assert done.returncode == 0, done.stderr
+    assert "byte-identical" in done.stdout
+    replayed = (tmp_path / "again" / "world" / "world.yaml").read_text("utf-8")
+    assert "\n- Wren\n" in replayed
+
+
+async def test_a_run_in_which_an_account_changed_a_characters_role_replays_exactly(
+    connect: Opener, sim: Simulation, world_file: Path, tmp_path: Path
+) -> None:
+    store = AccountStore(sim.vault.root)
+    store.remove("Pip")
+    store.add(Account("Pip", Role.BUILDER, password_hash("Pip")))
+    sim.begin_record("serve", world_file, {"models": {}, "local": False, "seed": None})
+    client = await connect()
+    await client.login("Pip")
+    await client.command("@dig The Pantry", "Pip> ")  # what the builder's role allows
     await sim.checkpoint()
     sim.end_record("stopped")
     (run,) = (sim.vault.root / "runs").iterdir()
     done = await asyncio.to_thread(mudsim, "replay", run, "--vault", tmp_path / "again")
-    assert done.returncode == 2
-    assert done.stderr.endswith("(input) is by 'wren', who is not in the replayed world\n")
+    assert done.returncode == 0, done.stderr
+    assert "role: builder" in (tmp_path / "again" / "agents" / "Pip" / "agent.md").read_text()
+    assert "The Pantry" in (tmp_path / "again" / "world" / "world.yaml").read_text()

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
 
 from engine.world.loader import load_world_file
-from engine.world.model import Character, Room, Thing
+from engine.world.model import (
+    Character,
+    Role,
+    Room,
+    Thing,
+    character_fields,
+    character_from_fields,
+)
 from engine.world.world import LinkConflict, World
 
 
@@ -314,3 +322,12 @@ def test_find_follows_a_move(world: World) -> None:
     with pytest.raises(KeyError):
         world.move(bo, "nowhere")
     assert bo.location == "hall"
+
+
+def test_a_character_goes_through_the_records_fields_and_back_unchanged() -> None:
+    wren = Character(id="wren", name="Wren", type="player", location="hall", role=Role.BUILDER,
+                     aliases=["w"], tags=["bread"], think_interval=2.5)  # fmt: skip
+    fields = character_fields(wren)
+    assert fields["role"] == "builder"
+    assert json.loads(json.dumps(fields)) == fields  # plain JSON, as the record keeps it
+    assert character_from_fields(fields) == wren
