@@ -21,6 +21,7 @@ room), with a warning. A file whose text has not changed is not written again.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -228,15 +229,25 @@ def _check_references(world: World, path: Path) -> None:
 
 
 def _character_text(character: Character) -> str:
-    meta: dict[str, Any] = _AgentFile(**vars(character)).model_dump(mode="json", exclude_none=True)
+    """``agent.md``'s text (rendered once per distinct character: a save renders every
+    character's file to see what changed, and the YAML dump is most of its time)."""
+    return _rendered_character(tuple((name, tuple(value) if isinstance(value, list) else value)
+                                     for name, value in vars(character).items()))  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def _rendered_character(fields: tuple[tuple[str, Any], ...]) -> str:
+    values: dict[str, Any] = {n: list(v) if isinstance(v, tuple) else v for n, v in fields}
+    meta: dict[str, Any] = _AgentFile(**values).model_dump(mode="json", exclude_none=True)
     for key in _WRITTEN_WHEN_SET:  # files from before these fields stay as they were
         if meta.get(key) == _AgentFile.model_fields[key].default:
             del meta[key]
+    role = Role(values["role"])
     body = (
-        f"# {character.name}\n\n_{character.type}, role {character.role.value}; "
+        f"# {values['name']}\n\n_{values['type']}, role {role.value}; "
         f"mudsim reads the front matter above, this text is for people._\n\n"
-        f"## Profile\n\n{character.profile or '(none)'}\n\n"
-        f"## Description\n\n{character.description or '(none)'}\n"
+        f"## Profile\n\n{values['profile'] or '(none)'}\n\n"
+        f"## Description\n\n{values['description'] or '(none)'}\n"
     )
     return dump_front_matter(meta, body)
 

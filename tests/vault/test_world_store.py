@@ -257,3 +257,28 @@ def test_reading_a_profile_saves_nothing(
     finally:
         monkeypatch.undo()
         sim.close()
+
+
+def test_each_change_to_a_character_reaches_its_file_at_the_next_save(
+    vault_dir: Path, world_file: Path
+) -> None:
+    """agent.md texts are rendered once per distinct character: a change made in place
+    (a list appended to, a field set) is a new character and is written."""
+    sim = open_sim(vault_dir, world_file)
+    bea = sim.character("Bea")
+    agent_md = vault_dir / "agents" / "Bea" / "agent.md"
+    sim.save()
+    before = agent_md.read_text("utf-8")
+    bea.aliases.append("the builder")
+    sim.save()
+    assert "the builder" in agent_md.read_text("utf-8")
+    bea.goal = "a shed with a door"
+    bea.aliases.remove("the builder")
+    sim.save()
+    after = agent_md.read_text("utf-8")
+    assert "the builder" not in after
+    assert "goal: a shed with a door" in after
+    bea.goal = ""
+    sim.save()
+    assert agent_md.read_text("utf-8") == before  # the same character, the same text
+    sim.close()
