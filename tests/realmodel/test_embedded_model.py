@@ -132,6 +132,9 @@ def test_a_run_over_serve_llm_with_the_json_schema_constraint(
     backend: LocalBackend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     vault = _fast_vault(tmp_path / "vault", extra="    constrain: true\n")
+    # the turns are this test's subject: a run whose --turns are done waits for its
+    # end-of-run knowledge passes, which the 135M model takes minutes over through a server
+    (vault / "config" / "memory_compaction.md").write_text("---\nknowledge: false\n---\n")
     with OllamaCompatibleServer(EmbeddedSource(backend)) as server:
         code = main(["run", str(POCKET), "--vault", str(vault), "--headless", "--turns", "2",
                      "--llm", server.url, "--model", MODEL_NAME, "--seed", "5"])  # fmt: skip
