@@ -422,8 +422,8 @@ class Compactor:
                 worker.task.cancel()
 
     async def drain(self, grace: float | None = 30.0) -> None:
-        """Stop starting chunks, wait ``grace`` s (None: no limit) for calls in progress, stop the rest
-        (what is left stays pending: the rule fires again on the next load). A
+        """Stop starting chunks, wait ``grace`` s (None: no limit) for calls in progress,
+        stop the rest (what is left stays pending: the rule fires again on the next load). A
         cancellation of the caller is passed on to every worker, then re-raised."""
         self.stopping = True
         workers = list(self.workers.values())

@@ -472,8 +472,8 @@ class KnowledgePasses:
                 worker.task.cancel()
 
     async def drain(self, grace: float | None = 30.0) -> None:
-        """Start no more passes; wait ``grace`` s (None: no limit) for those in progress, cancel the rest
-        (a cancelled pass wrote nothing: its commit is the last step)."""
+        """Start no more passes; wait ``grace`` s (None: no limit) for those in progress,
+        cancel the rest (a cancelled pass wrote nothing: its commit is the last step)."""
         self.stopping = True
         tasks = [w.task for w in self.workers.values() if w.task is not None]
         if not tasks:

@@ -126,10 +126,14 @@ class Replay:
                 sim.save_now()
         elif kind == "join":  # a character made mid-run (a new name at a telnet login)
             fields = event.get("character")
-            if not isinstance(fields, dict):
-                raise ReplayDiverged(f"the recording's event {event['n']} (join) names no "
-                                     "character")  # fmt: skip
-            sim.add_character(character_from_fields(fields))
+            try:
+                if not isinstance(fields, dict):
+                    raise TypeError("no character")
+                character = character_from_fields(fields)
+            except (TypeError, ValueError) as exc:
+                raise ReplayDiverged(f"the recording's event {event['n']} (join) does not "
+                                     f"name a character this mudsim can make: {exc}") from exc  # fmt: skip
+            sim.add_character(character)
         elif kind == "role":  # its telnet account's role, given at a login
             actor = sim.world.characters.get(str(event["actor"]))
             if actor is None:

@@ -10,9 +10,9 @@
   a torn last line is left out when read (``read_tape``).
 - ``world.yaml``: the world file the run was started with (a replay validates with it).
 - ``start/``: what a replay needs to restore the vault as the run found it: a copy of
-  every file but the journals and the telnet accounts (``CREDENTIALS``), and ``journals.json``, each journal's length and the
-  hash of that many bytes (journals only grow, so the vault's own journal still holds
-  them).
+  every file but the journals and the telnet accounts (``CREDENTIALS``), and
+  ``journals.json``, each journal's length and the hash of that many bytes (journals
+  only grow, so the vault's own journal still holds them).
 - ``end.json``: the hash of every file of the vault when the run ended (what a replay
   must end with, byte for byte).
 """

@@ -85,6 +85,17 @@ async def test_a_run_that_made_a_character_at_login_replays_exactly(
     assert "byte-identical" in done.stdout
     replayed = (tmp_path / "again" / "world" / "world.yaml").read_text("utf-8")
     assert "\n- Wren\n" in replayed
+    # a join this mudsim cannot make (a field from elsewhere) is one line, exit 2
+    lines = (run / "events.jsonl").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if json.loads(line)["kind"] == "join")
+    odd = json.loads(lines[at])
+    odd["character"]["wings"] = 2
+    lines[at] = json.dumps(odd)
+    (run / "events.jsonl").write_text("\n".join(lines) + "\n")
+    bad = await asyncio.to_thread(mudsim, "replay", run, "--vault", tmp_path / "third")
+    assert bad.returncode == 2
+    assert "(join) does not name a character this mudsim can make" in bad.stderr
+    assert "Traceback" not in bad.stderr
 
 
 async def test_a_run_in_which_an_account_changed_a_characters_role_replays_exactly(
