@@ -231,14 +231,26 @@ async def check_endpoints(
             ) from exc
         missing = [m for m in wanted if not has_model(m, available)]
         if missing:
-            have = ", ".join(available) or "no models"
-            raise LLMUnavailableError(
-                f"model {missing[0]!r} is not on {endpoint.name} (it has {have}): "
-                f"run `ollama pull {missing[0]}`, or pick another with --model"
-            )
+            raise LLMUnavailableError(missing_model(
+                missing[0], endpoint.name, available, ollama=isinstance(backend, OllamaBackend)
+            ))  # fmt: skip
         if isinstance(backend, OllamaBackend):
             for model in wanted:  # /api/show once: a small model is constrained by default
                 await backend.facts(model)
+
+
+def missing_model(name: str, endpoint: str, available: list[str], *, ollama: bool) -> str:
+    """The one line for a model the server lacks: what it has, the model of the same
+    name with another tag if it has one (``smollm2`` for ``smollm2:135m``), and, for
+    Ollama, the pull that fetches it."""
+    have = ", ".join(available) or "no models"
+    base = name.split(":", 1)[0]
+    close = next((m for m in available if m.split(":", 1)[0] == base), None)
+    fetch = f"run `ollama pull {name}`, or pick" if ollama else "pick"
+    guess = f" (did you mean --model {close}?)" if close is not None else ""
+    return (
+        f"model {name!r} is not on {endpoint} (it has {have}): {fetch} another with --model{guess}"
+    )
 
 
 def _embedded_hint() -> str:

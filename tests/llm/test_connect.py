@@ -118,6 +118,29 @@ async def test_a_missing_model_names_ollama_pull() -> None:
     assert caught.value.exit_code == 3
 
 
+async def test_a_missing_model_with_another_tag_there_names_it() -> None:
+    with StubOllama(models=["smollm2:135m"]) as stub:  # what serve-llm serves
+        dispatcher = build_dispatcher(choose_llm(stub.url, {}, LLMConfig()))
+        with pytest.raises(LLMUnavailableError) as caught:
+            await check_endpoints(dispatcher, ["smollm2"])
+        await dispatcher.aclose()
+    assert str(caught.value) == (
+        f"model 'smollm2' is not on {stub.url} (it has smollm2:135m): run `ollama pull "
+        "smollm2`, or pick another with --model (did you mean --model smollm2:135m?)"
+    )
+
+
+async def test_a_missing_model_on_an_openai_compatible_server_does_not_name_ollama() -> None:
+    with StubOllama(models=["qwen3-4b"]) as stub:
+        dispatcher = build_dispatcher(choose_llm(stub.url + "/v1", {}, LLMConfig()))
+        with pytest.raises(LLMUnavailableError) as caught:
+            await check_endpoints(dispatcher, ["gemma3:4b"])
+        await dispatcher.aclose()
+    message = str(caught.value)
+    assert "(it has qwen3-4b): pick another with --model" in message
+    assert "ollama" not in message
+
+
 async def test_an_unreachable_server_says_how_to_start_ollama() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
