@@ -7,13 +7,18 @@ import statistics
 REPEATS = 5
 
 
-def world_yaml(rooms: int, characters: int) -> str:
+def rooms_yaml(rooms: int) -> list[str]:
+    """A bench world's head: its name and ``rooms`` plain rooms in a row, east to east."""
     lines = ["name: Bench", "rooms:"]
     for r in range(rooms):
         lines += [f"  - id: r{r}", f"    name: Room {r}", "    description: A plain room."]
         if r + 1 < rooms:
             lines.append(f"    exits: {{east: r{r + 1}}}")
-    lines.append("characters:")
+    return lines
+
+
+def world_yaml(rooms: int, characters: int) -> str:
+    lines = [*rooms_yaml(rooms), "characters:"]
     for c in range(characters):
         lines += [
             f"  - name: Agent{c}",

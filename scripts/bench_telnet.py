@@ -40,11 +40,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench_common import REPEATS, rooms_yaml, summary
+
 ROOT = Path(__file__).resolve().parents[1]
 ROOMS = 5
 PLAYERS = 50
 WINDOW = 10.0
-REPEATS = 5
 STUB_DELAY = 0.1
 SLOTS = 2 * ROOMS
 """Calls the stub runs at once: room for every agent's turn and for the memory work
@@ -56,12 +57,7 @@ MODEL = "bench"
 
 
 def _world(rooms: int = ROOMS, players: int = PLAYERS, window: int | None = None) -> str:
-    lines = ["name: Bench", "rooms:"]
-    for r in range(rooms):
-        lines += [f"  - id: r{r}", f"    name: Room {r}", "    description: A plain room."]
-        if r + 1 < rooms:
-            lines.append(f"    exits: {{east: r{r + 1}}}")
-    lines.append("characters:")
+    lines = [*rooms_yaml(rooms), "characters:"]
     for r in range(rooms):
         lines += [f"  - {{name: Agent{r}, type: agent, location: r{r}, profile: A talker.}}"]
     for p in range(players):
@@ -308,8 +304,7 @@ def bench_telnet(repeats: int = REPEATS, window: float = WINDOW) -> dict[str, fl
         stub.wait(timeout=10)
     result: dict[str, float] = {}
     for key, values in figures.items():
-        result[key] = statistics.median(values)
-        result[f"{key}_min"], result[f"{key}_max"] = min(values), max(values)
+        result |= summary(key, values)
     return result
 
 

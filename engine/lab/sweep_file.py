@@ -51,7 +51,7 @@ from engine.llm.connect import choose_llm
 
 # The world file's reader: a sweep file is read exactly as a world file is (the same YAML
 # limits, a key given twice refused, errors placed on their line).
-from engine.world.loader import error_message, parse_world, read_yaml, where
+from engine.world.loader import parse_world, read_yaml, validation_problem, where
 
 Loc = tuple[str | int, ...]
 ProbeConfig = Literal["full", "waterfall", "gapped", "window", "none"]
@@ -159,12 +159,7 @@ def load_sweep_file(path: Path) -> Sweep:
     try:
         spec = SweepSpec.model_validate(data)
     except ValidationError as exc:
-        problems = exc.errors()
-        first = problems[0]
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-        raise SweepFileError(
-            f"{where(source, root, first['loc'])}: {error_message(first)}{more}"
-        ) from exc
+        raise SweepFileError(validation_problem(source, root, exc)) from exc
     return _Checker(path, root, spec).sweep()
 
 

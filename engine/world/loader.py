@@ -47,11 +47,7 @@ def parse_world(text: str, *, source: str) -> World:
     try:
         spec = WorldSpec.model_validate(data)
     except ValidationError as exc:
-        problems = exc.errors()
-        first = problems[0]
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-        place = where(source, root, first["loc"])
-        raise WorldFileError(f"{place}: {error_message(first)}{more}") from exc
+        raise WorldFileError(validation_problem(source, root, exc)) from exc
     return _Builder(spec, source, root).build()
 
 
@@ -218,6 +214,15 @@ def _repeated_key(node: yaml.Node | None, loc: tuple[str | int, ...]) -> tuple[L
             if found is not None:
                 return found
     return None
+
+
+def validation_problem(source: str, root: yaml.Node | None, exc: ValidationError) -> str:
+    """A validation failure of a YAML file as one line: the first problem's place (file,
+    line, key path) and words, and how many more there are."""
+    problems = exc.errors()
+    first = problems[0]
+    more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+    return f"{where(source, root, first['loc'])}: {error_message(first)}{more}"
 
 
 def error_message(error: Any) -> str:
