@@ -358,6 +358,41 @@ async def test_a_worker_stopped_before_it_ran_is_not_left_in_flight(sim: Simulat
     assert sim.minds["bo"].boundary == 0  # left pending
 
 
+class Hanging(Summarizer):
+    """Never answers (a model that will not finish soon)."""
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        self.prompts.append(request.prompt())
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def test_a_run_end_waiting_without_limit_ends_when_the_memory_work_is_cut(
+    sim: Simulation,
+) -> None:
+    """A batch run's end waits for its compactions as long as they take; a Ctrl-C cuts
+    them (``cut_memory_short``): the wait ends, the chunk stays pending, nothing wedges."""
+    llm = Hanging()
+    _start(sim, llm)
+    await _bo_does(sim, 9)
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert llm.prompts
+    assert sim.compactor.calls_in_flight == 1
+    said: list[str] = []
+    waiting = asyncio.create_task(sim.wind_down_memory(None, say=said.append))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()  # no limit: it would wait for ever
+    assert said
+    assert said[0].startswith("1 summary call")
+    sim.cut_memory_short()
+    await asyncio.wait_for(waiting, 5)
+    bo = sim.minds["bo"]
+    assert not bo.in_flight
+    assert sim.compactor.workers == {}
+    assert bo.boundary == 0  # left pending for the next run
+
+
 # --- compaction never wedges, never spins (issue 13, items 6-9) -------------------------
 
 
