@@ -137,8 +137,10 @@ class SummaryStore:
         return history
 
     def history(self) -> list[tuple[Path, Summary]]:
-        """Every history file, ordered by ``covers_to`` (not by name)."""
-        entries = [(path, _read(path, "recent")) for path in self._history_files()]
+        """Every history file, ordered by ``covers_to`` (not by name). A file read before
+        and not written since (same size and modification time) is not parsed again:
+        retrieval reads the history at every turn after a commit."""
+        entries = [(path, _read_history(path)) for path in self._history_files()]
         entries.sort(key=lambda e: (e[1].covers_to, e[1].covers_from, _name_key(e[0])))
         return entries
 
@@ -149,13 +151,13 @@ class SummaryStore:
     def _history_path_for(self, recent: Summary, now: datetime) -> Path:
         """An earlier attempt's file for this commit, else a new name for ``now``."""
         for path in self._history_files()[-HISTORY_LOOKBACK:]:
-            if _same_attempt(_read(path, "recent"), recent):
+            if _same_attempt(_read_history(path), recent):
                 return path
         base = f"recent-{_utc(now):%Y%m%d-%H%M%S}"
         suffix = 1
         while True:
             path = self.folder / (f"{base}.md" if suffix == 1 else f"{base}-{suffix}.md")
-            if not path.exists() or _same_attempt(_read(path, "recent"), recent):
+            if not path.exists() or _same_attempt(_read_history(path), recent):
                 return path
             suffix += 1
 
@@ -219,6 +221,27 @@ def _write(path: Path, summary: Summary, kind: SummaryType) -> None:
 
 def _read_if_exists(path: Path, kind: SummaryType) -> Summary | None:
     return _read(path, kind) if path.exists() else None
+
+
+_PARSED: dict[str, tuple[tuple[int, int], Summary]] = {}
+"""History file -> (its size and modification time when parsed, what it held)."""
+_PARSED_MAX: Final = 4096
+
+
+def _read_history(path: Path) -> Summary:
+    try:
+        info = path.stat()
+    except OSError:
+        return _read(path, "recent")  # (which says what is wrong)
+    stamp = (info.st_size, info.st_mtime_ns)
+    found = _PARSED.get(str(path))
+    if found is not None and found[0] == stamp:
+        return found[1]
+    summary = _read(path, "recent")
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[str(path)] = (stamp, summary)
+    return summary
 
 
 def _read(path: Path, kind: SummaryType) -> Summary:
