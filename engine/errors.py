@@ -13,6 +13,8 @@
     └── LLMError                a language-model call failed (exit 3)
         ├── LLMUnavailableError     not reachable, or timed out
         └── LLMResponseError        an error answer, or one we cannot read
+            └── LLMRequestError     the request itself was refused (a prompt longer
+                                    than the context, a grammar the model rejects)
 
 In-world failures (no such exit, a mistyped verb) are not errors: they are command
 results with ``ok=False``. The CLI catches ``MudsimError`` and prints ``str(error)`` as
@@ -95,3 +97,24 @@ class LLMResponseError(LLMError):
     def retryable(self) -> bool:
         """5xx and 429 may pass; other 4xx will not."""
         return self.status is None or self.status == 429 or self.status >= 500
+
+
+class LLMRequestError(LLMResponseError):
+    """The model refused the request itself (the embedded model: a prompt longer than its
+    context, a grammar it cannot use): sending it again cannot help."""
+
+    @property
+    def retryable(self) -> bool:
+        return False
+
+
+def about_the_request(error: LLMError) -> bool:
+    """The error is about the request, not the server: a refusal of the request itself,
+    or an HTTP 4xx answer other than 408 (a timeout) and 429 (too many requests). Sending
+    the same request again cannot help; a server error, a timeout or a refused
+    connection may pass."""
+    if isinstance(error, LLMRequestError):
+        return True
+    if isinstance(error, LLMResponseError) and error.status is not None:
+        return 400 <= error.status < 500 and error.status not in (408, 429)
+    return False

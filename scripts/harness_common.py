@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from engine.llm.stub_server import RELATED
+
 REPO = Path(__file__).resolve().parents[1]
 AGENTS = ("Ada", "Bo", "Cy")
 MODEL = "tiny"
@@ -37,7 +39,9 @@ TURN_SCRIPT = [
 ]
 """Five replies (coprime with three agents, so each gets all of them): digging a chain
 of rooms and walking into it keeps the world changing, so world saves happen."""
-SUMMARY = "I dug new rooms, walked into them and greeted whoever was there."
+SUMMARY = RELATED
+"""Every summary names what its memories are about (a fixed text would share no word with
+some chunks, and the quality gate would rightly reject it)."""
 
 
 def world_yaml(think_interval: float) -> str:

@@ -16,7 +16,9 @@ loop, a reply cut by the token limit, control characters). Checks:
 - every compaction is committed exactly once (one history file per range, tiling
   [0, b)), and every agent's boundary moved;
 - failures are visible: in every ``mudsim status --json`` sample, failures > 0 comes
-  with a last_error; garbage summaries show up as failures; the run summary counts retries;
+  with a last_error; garbage summaries show up as failures, and none is stored
+  (``garbage_stored``: summaries the model wrote that hold one, 0); the run summary
+  counts retries;
 - memory is flat: the run's RSS, median of the last quarter within 1.2x of the second;
 - the run stops cleanly on SIGINT (exit 0, run summary printed) and the vault loads.
 
@@ -60,7 +62,8 @@ from harness_common import (
 )
 
 from engine.llm.dispatcher import RetryPolicy
-from engine.llm.stub_server import FaultSchedule, StubOllama
+from engine.llm.stub_server import GARBAGE, FaultSchedule, StubOllama
+from engine.vault.files import read_front_matter
 
 STATUS_EVERY_S = 5.0
 STOP_WAIT_S = 90.0
@@ -264,6 +267,9 @@ def soak(
             f"the stub answered {stub.injected['garbage:summary']} summaries with garbage, "
             "but no agent's status shows a failure"
         )
+    stored = garbage_stored(vault)
+    if stored:
+        problems.append(f"{stored} summaries hold a garbage reply the stub injected")
     # memory is flat
     ratio, rss = rss_flat(samples.rss)
     if ratio is None:
@@ -285,6 +291,7 @@ def soak(
         },
         "stub_calls": stub.calls,
         "injected": dict(stub.injected),
+        "garbage_stored": stored,
         "run_summary": summary_line,
         "gap_limit_s": round(limit, 1),
         "agents": agents,
@@ -293,6 +300,19 @@ def soak(
         "warnings": sorted({line for line in errors.splitlines() if line.strip()})[:20],
         "problems": problems,
     }
+
+
+def garbage_stored(vault: Path) -> int:
+    """Summaries the model wrote (``method: llm``) that hold one of the stub's garbage
+    replies: the quality gate must keep every one out (0). An extractive summary may
+    quote one: garbage sent as a turn is a failed command, which is a memory."""
+    texts = [text.strip() for text, _ in GARBAGE if len(text.strip()) >= 3]
+    found = 0
+    for path in vault.glob("agents/*/summaries/*.md"):
+        meta, body = read_front_matter(path)
+        if meta.get("method", "llm") == "llm":
+            found += any(text in body for text in texts)
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:

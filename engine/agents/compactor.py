@@ -17,22 +17,29 @@ near its start, and this way the agent's next turn, which sees the commit, finds
 prompt already evaluated instead of paying for it. A failed warm is logged and changes
 nothing; a cancelled one (a run's end past its grace) still commits.
 
-Every reply goes through the quality gate (``engine.memory.summary_quality``): an
-empty reply, an echo of the instructions, a refusal, a reply cut off by the token
-limit or a loop is rejected. After ``MAX_REJECTIONS`` rejected replies for the same
-step (the chunk starting at b, or the merge of the current S), that step no longer
-asks the model: it is done extractively (``engine.memory.extractive``, within the
-same length budget) and marked ``method: extractive``. A merge that passed is kept
-while the chunk after it is retried, so it is not asked for twice.
+The two steps run side by side (the merge reads the old L and S, the chunk's summary
+reads new memories), each asked, judged and given its fallbacks in
+``engine.agents.summary_steps``: prompts fitted to the summarizer's ``num_ctx``, the
+quality gate, rejections kept in the memory state so that any sequence of processes
+reaches the extractive summary after ``MAX_REJECTIONS`` of one step. A step that passed
+is kept while the other is retried, so it is not asked for twice.
+
+Back-pressure (``engine.memory.backpressure``): the requests of a character whose
+memory is falling behind are urgent (``urgent``): they go before every turn request,
+and ``committed`` tells the memory gate that held turns may go.
 
 An attempt fails on any exception (an LLM error, a vault or disk error, a bug) or a
 rejection: nothing is committed, ``failures`` grows by one, ``last_error`` says why
-(and stays after a later success: failures > 0 always comes with a reason), and the
-chunk is tried again after 1 s, 2 s, 4 s ... (with jitter, at most 60 s), for as long
-as the run lasts; the worker stays alive meanwhile, so new memories never start
-another attempt. Errors that are not an LLM, vault or gate failure are also reported
-to the supervisor (the run log, with the traceback). A worker's ``in_flight`` mark is
-removed when its task ends, however it ends, even when it was cancelled before it ran.
+(and stays after a later success: failures > 0 always comes with a reason). A server's
+failure is tried again after 1 s, 2 s, 4 s ... (with jitter, at most 60 s), for as long
+as the run lasts; the worker stays alive meanwhile, so new memories never start another
+attempt. A rejection is tried again at once (the model answered; the rejections of a
+step are bounded by ``MAX_REJECTIONS``), and one that leaves a step with
+``MAX_REJECTIONS`` even in ``mudsim do`` (``retry`` off, which otherwise makes one
+attempt): that try needs no model. Errors that are not an LLM, vault or gate failure
+are also reported to the supervisor (the run log, with the traceback). A worker's
+``in_flight`` mark is removed when its task ends, however it ends, even when it was
+cancelled before it ran.
 
 ``force`` is ``@compact-memories``: compact [b, M - I) in chunks of at most R, after
 whatever is in flight. ``drain`` ends a run: workers mid-call get a bounded wait,
@@ -47,23 +54,23 @@ import random
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from engine.agents.memory import MemoryStream
+from engine.agents.summary_steps import (
+    MAX_REJECTIONS,
+    CompactionTally,
+    SummaryRejectedError,
+    SummarySteps,
+)
 from engine.agents.supervisor import Supervisor, one_line
 from engine.agents.thinker import Generator
-from engine.errors import LLMError, LLMResponseError, VaultError
-from engine.llm.request import LLMRequest, Priority
-from engine.memory.extractive import extractive_merge, extractive_summary
+from engine.errors import LLMError, VaultError
 from engine.memory.record import utc_now
-from engine.memory.summary_grammar import summary_constraint, unwrap_summary
-from engine.memory.summary_prompts import chunk_prompt, merge_prompt, summary_budget
-from engine.memory.summary_quality import judge_summary
 from engine.memory.waterfall import Chunk, compaction_due, forced_target, next_chunk
 from engine.vault.summaries import Method, Summary
 
-MAX_REJECTIONS: Final = 3
-"""Rejected replies for one step before it is done extractively."""
+__all__ = ["MAX_REJECTIONS", "CompactionTally", "Compactor", "SummaryRejectedError"]
 
 _log = logging.getLogger("mudsim.compaction")
 
@@ -73,50 +80,24 @@ def log_error(message: str, exc: BaseException) -> None:
     _log.error("%s", message, exc_info=exc)
 
 
-class SummaryRejectedError(LLMResponseError):
-    """The summarizer answered, but not with a summary (the quality gate said no)."""
-
-
-@dataclass
-class CompactionTally:
-    """What this session's compactions did, for the run summary."""
-
-    committed: int = 0
-    failed: int = 0
-    """Failed attempts, of every kind (rejections included)."""
-    rejected: int = 0
-    """Replies the quality gate rejected."""
-    extractive: int = 0
-    """Summaries (of a chunk, or merged) made without the model."""
-
-
-@dataclass
-class _Step:
-    """Rejections so far for one step of one character's next compaction."""
-
-    at: int
-    """Where the step is: a chunk's start, or the end of the S a merge folds in."""
-    rejections: int = 0
-
-
 @dataclass
 class _Worker:
     mind: MemoryStream
     task: asyncio.Task[None] | None = None
     target: int | None = None
     """A forced compaction's end (exclusive), or None for the automatic rule only."""
-    calling: bool = False
-    """True while an LLM call is in progress (``drain`` waits only for those)."""
+    calling: int = 0
+    """LLM calls in progress (``drain`` waits only for workers with some)."""
 
 
 @dataclass
 class _Pending:
     """A character's progress on its next commit, kept across failed attempts."""
 
-    steps: dict[str, _Step] = field(default_factory=dict)
-    """"chunk" / "merge" -> its rejections."""
     merged: tuple[int, str, Method] | None = None
     """A merge that passed: (S's end, L's text, how it was made)."""
+    summarized: tuple[Chunk, str, Method] | None = None
+    """A chunk's summary that passed: (the chunk, its text, how it was made)."""
 
 
 @dataclass
@@ -132,6 +113,14 @@ class Compactor:
     constrain: bool | None = None
     """The summarizer profile's ``constrain``: decode under ``summary_grammar`` (unset:
     the backend's default, on for the embedded model and small Ollama models)."""
+    summary_chars: int | None = None
+    """The most characters a summary may have: what the agent's prompt shows whole (the
+    actor profile's ``summary_tokens``); None: no limit but ``num_predict``."""
+    urgent: Callable[[MemoryStream], bool] = lambda mind: False
+    """The character's memory is falling behind (``MemoryGate.urgent``): its requests go
+    before every turn request."""
+    committed: Callable[[MemoryStream], None] | None = None
+    """Told after every commit (the memory gate lets held turns go)."""
     first_delay: float = 1.0
     max_delay: float = 60.0
     sleep: Callable[[float], Any] = asyncio.sleep
@@ -155,7 +144,7 @@ class Compactor:
     @property
     def calls_in_flight(self) -> int:
         """Compactions whose summarizer call is in progress now (what ``drain`` waits for)."""
-        return sum(1 for worker in self.workers.values() if worker.calling)
+        return sum(1 for worker in self.workers.values() if worker.calling > 0)
 
     def poke(self, mind: MemoryStream) -> None:
         """Start a worker if the rule says a chunk is due and none is in flight."""
@@ -240,8 +229,12 @@ class Compactor:
                 await self._compact(worker, chunk)
             except Exception as exc:  # every failure counts; a cancellation is no failure
                 self._failed(mind, chunk, exc)
+                if isinstance(exc, SummaryRejectedError) and exc.exhausted:
+                    continue  # that step's next try needs no model
                 if not self.retry:
                     break
+                if isinstance(exc, SummaryRejectedError):
+                    continue  # the model answered: ask again at once (at most three times)
                 await self.sleep(self.backoff(failures_in_a_row))
                 failures_in_a_row += 1
             else:
@@ -251,14 +244,14 @@ class Compactor:
         """Evaluate the prompt ``after`` reads as (a run's end waits for it, so the
         prefix states saved at close hold what the next start asks for)."""
         assert self.warm is not None
-        worker.calling = True
+        worker.calling += 1
         try:
             await self.warm(worker.mind, after)
         except Exception as exc:  # only a cache is lost
             _log.warning("the prompt of %s was not evaluated ahead: %s",
                         worker.mind.character.name, one_line(exc))  # fmt: skip
         finally:
-            worker.calling = False
+            worker.calling -= 1
 
     def _last_chunk(self, worker: _Worker, end: int) -> bool:
         """No other chunk follows the one ending at ``end`` (so its commit is the one
@@ -299,20 +292,45 @@ class Compactor:
             )
 
     # -- one attempt -----------------------------------------------------------------------
+    def _steps(self) -> SummarySteps:
+        assert self.llm is not None
+        return SummarySteps(self.llm, self.models, self.options, self.constrain,
+                            self.summary_chars, self.urgent, self.tally)  # fmt: skip
+
     async def _compact(self, worker: _Worker, chunk: Chunk) -> None:
         mind = worker.mind
         pending = self._pending.setdefault(mind.character.id, _Pending())
         old = mind.summaries
-        merged: tuple[str, Method] | None = None
-        if old.recent is not None and old.merge_needed():
-            if old.longterm is None:
-                merged = (old.recent.text, old.recent.method)
-            else:
-                merged = await self._merge(worker, pending, old.longterm, old.recent)
+        steps = self._steps()
         start, end = chunk
         records = mind.memories(start, end)
-        memories = [memory.text for memory in records]
-        text, method = await self._summarize(worker, pending, chunk, memories)
+
+        async def merge() -> tuple[str, Method] | None:
+            recent, longterm = old.recent, old.longterm
+            if recent is None or not old.merge_needed():
+                return None
+            if longterm is None:
+                return recent.text, recent.method
+            if pending.merged is None or pending.merged[0] != recent.covers_to:
+                pending.merged = (recent.covers_to, *await steps.merge(worker, longterm, recent))
+            return pending.merged[1], pending.merged[2]
+
+        async def summarize() -> tuple[str, Method]:
+            if pending.summarized is None or pending.summarized[0] != chunk:
+                memories = [memory.text for memory in records]
+                pending.summarized = (chunk, *await steps.chunk(worker, chunk, memories))
+            return pending.summarized[1], pending.summarized[2]
+
+        # side by side: the merge reads the old L and S, the summary the chunk's memories
+        folded, summarized = await asyncio.gather(merge(), summarize(), return_exceptions=True)
+        failures = [r for r in (folded, summarized) if isinstance(r, BaseException)]
+        if failures:  # an exhausted step first: its next try needs no model
+            exhausted = [e for e in failures if isinstance(e, SummaryRejectedError) and e.exhausted]
+            raise (exhausted or failures)[0]
+        assert not isinstance(folded, BaseException)
+        assert not isinstance(summarized, BaseException)
+        merged = folded
+        text, method = summarized
         sim = next((m.sim for m in reversed(records) if m.sim), None)
         rooms = tuple(
             r for r, _ in Counter(m.location for m in records if m.location).most_common()
@@ -327,11 +345,14 @@ class Compactor:
         def commit() -> None:
             mind.commit(*summaries(mind.count, utc_now()))  # M at the commit, for both
             self._pending.pop(mind.character.id, None)
+            mind.rejections.clear()
             self.tally.committed += 1
             self.tally.extractive += method == "extractive"
             if merged is not None and merged[1] == "extractive" and old.longterm is not None:
                 self.tally.extractive += 1  # an extractive merge (not L <- S, a copy)
             self.save_state(mind)
+            if self.committed is not None:
+                self.committed(mind)
 
         def after() -> MemoryStream:  # what the next turn reads (only the texts matter)
             return mind.as_committed(*summaries(0, ""))
@@ -346,67 +367,6 @@ class Compactor:
                     self._failed(mind, chunk, exc)
                 raise
         commit()
-
-    async def _merge(
-        self, worker: _Worker, pending: _Pending, longterm: Summary, recent: Summary
-    ) -> tuple[str, Method]:
-        if pending.merged is not None and pending.merged[0] == recent.covers_to:
-            return pending.merged[1], pending.merged[2]
-        step = _step(pending, "merge", recent.covers_to)
-        if step.rejections >= MAX_REJECTIONS:
-            text = extractive_merge(longterm.text, recent.text, summary_budget(self.options))
-            method: Method = "extractive"
-        else:
-            name = worker.mind.character.name
-            prompt = merge_prompt(name, longterm.text, recent.text)
-            text = await self._ask(worker, prompt, step, "merge into the long-term summary",
-                                   purpose="merge")  # fmt: skip
-            method = "llm"
-        pending.merged = (recent.covers_to, text, method)
-        return text, method
-
-    async def _summarize(
-        self, worker: _Worker, pending: _Pending, chunk: Chunk, memories: list[str]
-    ) -> tuple[str, Method]:
-        start, end = chunk
-        step = _step(pending, "chunk", start)
-        if step.rejections >= MAX_REJECTIONS:
-            return extractive_summary(memories, summary_budget(self.options)), "extractive"
-        prompt = chunk_prompt(worker.mind.character.name, memories)
-        what = f"summary of #{start}-#{end - 1}"
-        return await self._ask(worker, prompt, step, what, purpose="summary"), "llm"
-
-    async def _ask(
-        self, worker: _Worker, prompt: str, step: _Step, what: str, *, purpose: str
-    ) -> str:
-        assert self.llm is not None
-        mind = worker.mind
-        request = LLMRequest(
-            prompt=lambda: prompt,
-            model=self.models.get(mind.character.id, ""),
-            options=self.options,
-            agent=mind.character.name,
-            role="summarizer",
-            purpose=purpose,
-            priority=Priority.SUMMARY,
-            # an agent's next prompts wait for its summaries; a player's prompt is a
-            # person: its summaries take the slots turns leave free, never a turn's
-            ages=mind.character.type == "agent",
-            constraint=summary_constraint,
-            constrain=self.constrain,
-        )
-        worker.calling = True
-        try:
-            reply = await self.llm.generate(request)
-        finally:
-            worker.calling = False
-        text = unwrap_summary(reply.text)
-        verdict = judge_summary(text, prompt, truncated=reply.truncated)
-        if verdict.summary is None:
-            step.rejections += 1
-            self.tally.rejected += 1
-            raise SummaryRejectedError(f"{what} rejected: {verdict.problem}")
-        return verdict.summary
 
     # -- settling and stopping ------------------------------------------------------------
     async def settle(self, within: float = 30.0) -> None:
@@ -430,9 +390,9 @@ class Compactor:
         tasks = [w.task for w in workers if w.task is not None]
         try:
             for worker in workers:
-                if worker.task is not None and not worker.calling:
+                if worker.task is not None and worker.calling <= 0:
                     worker.task.cancel()
-            calling = [w.task for w in workers if w.task is not None and w.calling]
+            calling = [w.task for w in workers if w.task is not None and w.calling > 0]
             if calling:
                 _, late = await asyncio.wait(calling, timeout=grace)
                 for task in late:
@@ -443,11 +403,3 @@ class Compactor:
             for task in tasks:
                 task.cancel()
             raise
-
-
-def _step(pending: _Pending, kind: str, at: int) -> _Step:
-    """The rejections of this step so far (a new count when the step moved on)."""
-    step = pending.steps.get(kind)
-    if step is None or step.at != at:
-        step = pending.steps[kind] = _Step(at)
-    return step

@@ -26,7 +26,7 @@ from engine.vault.journal import Journal
 from engine.vault.miniworld_import import mark_imported, memories_to_import
 from engine.vault.repair import check_journal_covers
 from engine.vault.summaries import Summaries, Summary, SummaryStore
-from engine.vault.vault import MemoryState, Vault
+from engine.vault.vault import HeldForMemory, MemoryState, Vault
 from engine.world.model import Character
 
 
@@ -51,6 +51,11 @@ class MemoryStream:
         """b (never past M: ``open`` refuses a journal shorter than its summaries)."""
         self.failures = state.failures
         self.last_error = state.last_error
+        self.rejections: dict[str, int] = dict(state.rejections)
+        """Rejected tries of each step of the next compaction (``engine.agents.compactor``)."""
+        self.held_turns = state.held_for_memory.turns
+        self.held_seconds = state.held_for_memory.seconds
+        """Turns of this agent that waited for memory, and how long in all (``MemoryGate``)."""
         self.in_flight = False
         self.windows = windows
         self.hidden_in_last_prompt: int | None = None
@@ -166,6 +171,10 @@ class MemoryStream:
             in_flight=self.in_flight,
             failures=self.failures,
             last_error=self.last_error,
+            rejections=dict(self.rejections),
+            held_for_memory=HeldForMemory(
+                turns=self.held_turns, seconds=round(self.held_seconds, 3)
+            ),
         )
 
     def status(self) -> MemoryStatus:
@@ -181,6 +190,8 @@ class MemoryStream:
             short_term=summary_info(self.summaries.recent),
             long_term=summary_info(self.summaries.longterm),
             hidden_in_last_prompt=self.hidden_in_last_prompt,
+            held_turns=self.held_turns,
+            held_seconds=self.held_seconds,
         )
 
 

@@ -8,8 +8,9 @@ compactions), then what depends on the situation (prior knowledge, relevant note
 example moves) and the situation itself (DESIGN.md, "Prompt shape"). Every field but the two summaries is flattened to one line; no line of
 free text can pass for the memory fence ``---`` or a cue (such a line is indented
 by one space). Over a budget the oldest memories go first, then notes, knowledge,
-the handbook and the beginnings of the summaries; the identity, the commands and the
-situation always stay. A line above the memories says how many older ones the prompt does not
+the handbook and the beginning of the recent summary; the identity, the commands, the
+long-term summary (never cut: the agent's history is shown whole) and the situation
+always stay. A line above the memories says how many older ones the prompt does not
 show (a compaction backlog, and those dropped to fit); it is part of what is fitted.
 """
 
@@ -268,14 +269,15 @@ def _fit(
     if fitting is not None:
         others.memories, others.notice = lines[fitting:], memories_notice(backlog, hidden[fitting])
         return others, hidden[fitting]
-    # 4. not one memory fits: the notice is kept longest, the summaries are cut first
+    # 4. not one memory fits: the notice is kept longest, the recent summary is cut first;
+    # the long-term summary, the agent's whole history, is never cut
     everything = len(lines)
     notice = memories_notice(backlog, hidden[everything])
     excess = base + block(everything) - budget
-    longterm, excess = _cut(body.longterm, excess, len(LONGTERM_HEADING) + 1)
     recent, excess = _cut(body.recent, excess, len(RECENT_HEADING) + 1)
     notice = notice if excess <= 0 else ""  # it does not fit even alone
-    return _Sections(knowledge, notes, longterm, recent, [], notice, handbook), hidden[everything]
+    return (_Sections(knowledge, notes, body.longterm, recent, [], notice, handbook),
+            hidden[everything])  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,9 +294,9 @@ def render_prompt(parts: PromptParts, budget_chars: int | None = None) -> str:
     oldest memory lines go first while the memories take more than ``MEMORY_FLOOR`` of
     the room the fixed parts leave; then notes (the last first), knowledge lines (the
     last first) and the handbook's lines (the last first); then the rest of the memory
-    lines, the oldest first; then the long-term summary is cut from its start, then the
-    recent one, and last the line saying how many older memories are not shown. The
-    identity line, the commands and the situation are never dropped: when they alone
+    lines, the oldest first; then the recent summary is cut from its start, and last the
+    line saying how many older memories are not shown. The identity line, the commands,
+    the long-term summary and the situation are never dropped or cut: when they alone
     are longer than the budget they are returned anyway, so the result is then longer
     than ``budget_chars``.
     """

@@ -10,6 +10,9 @@ agent "pauses, deep in thought..." at that moment (ambient, never remembered).
   again, at most twice; the third answer runs even so. Rejected replies leave no
   memory.
 - An empty reply ends the turn.
+- ``hold`` (the memory gate's back-pressure) is awaited before the first ask and again
+  before the command runs: while a character's memory is too far behind, no command
+  makes new memories.
 - A call that fails after the dispatcher's retries skips the turn: the agent thinks
   again at its next turn, it never freezes.
 - So does anything else that goes wrong in one agent's turn: a prompt that cannot be
@@ -104,14 +107,18 @@ class Thinker:
     """Told each prompt's length in characters and in the server's tokens (the token
     estimate that budgets the prompt's sections learns from it)."""
 
-    async def take_turn(self, llm: Generator) -> Turn:
+    async def take_turn(
+        self, llm: Generator, hold: Callable[[], Awaitable[None]] | None = None
+    ) -> Turn:
+        """One turn; ``hold`` (the memory gate's) is awaited before the model is asked and
+        again before the command runs."""
         self.thinking = True
         try:
-            return await self._turn(llm)
+            return await self._turn(llm, hold)
         finally:
             self.thinking = False
 
-    async def _turn(self, llm: Generator) -> Turn:
+    async def _turn(self, llm: Generator, hold: Callable[[], Awaitable[None]] | None) -> Turn:
         self.turns += 1
         announced = False
         if self.prepare is not None:
@@ -119,6 +126,8 @@ class Thinker:
                 await self.prepare()
             except Exception as exc:  # only a better prompt is lost
                 log.warning("%s's turn was not prepared: %s", self.name, describe(exc))
+        if hold is not None:
+            await hold()
 
         def prompt() -> str:
             nonlocal announced
@@ -150,6 +159,8 @@ class Thinker:
             if ask < MAX_ASKS and (again or echoes_transcript(line, self.last_prompt or "")):
                 rejected.append(line)
                 continue
+            if hold is not None:  # memory that fell behind while it asked catches up
+                await hold()
             self.last_key, self.last_command = key, line
             self.recent_keys = [*self.recent_keys, key][-RECENT_COMMANDS:]
             try:

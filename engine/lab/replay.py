@@ -214,6 +214,7 @@ def open_replay(run_dir: Path, vault: Path, kind: str, extra: dict[str, Any],
                              local=bool(meta.get("local")))  # fmt: skip
         if meta.get("retry") is False:
             sim.compactor.retry = sim.knowledge.retry = False
+        sim.memory_gate.enabled = meta.get("memory_gate") is True  # (not before it existed)
         models = dict(meta.get("models") or {})
         scheduler = start_agents(sim, dispatcher, models, meta.get("seed")) if models else None
     except BaseException:
@@ -228,7 +229,16 @@ async def _no_wait(seconds: float) -> None:
     await asyncio.sleep(0)
 
 
-_REPEATED = ("models", "summarizers", "consolidators", "local", "seed", "retry", "compaction")
+_REPEATED = (
+    "models",
+    "summarizers",
+    "consolidators",
+    "local",
+    "seed",
+    "retry",
+    "compaction",
+    "turn_slots",
+)
 """What a replay takes from the recorded ``run.json``."""
 
 

@@ -8,10 +8,11 @@
   request ages: once ``bypass_limit`` (default 4) better-priority requests have been
   served while it waited, it goes first (``engine/llm/fair_queue.py``). So a due
   summary starts within 4 turn dispatches however busy the agents keep the slots, and
-  when turns leave a slot free it starts at once. A request that does not age
-  (``LLMRequest.ages``: a player's summary) waits by its priority alone. ``fairness``
-  records, per priority, the most better-priority grants any ageing request waited
-  through.
+  when turns leave a slot free it starts at once. A patient request
+  (``LLMRequest.patience``: a player's summary) lets that many times more go first; an
+  urgent one (``LLMRequest.urgent``: a compaction of a character whose memory is too
+  far behind) goes before everything. ``fairness`` records, per priority, the most
+  better-priority grants any request waited through.
 - **A pool of endpoints**: each runs at most ``slots`` requests at once (match the
   server's parallel slots). An agent's requests go to the same endpoint while it has
   a free slot (its prompt prefix is cached there), otherwise to the free endpoint with
@@ -251,7 +252,9 @@ class Dispatcher:
             self._take(endpoint)
             return endpoint
         ticket = _Ticket(asyncio.get_running_loop().create_future(), request.agent, avoid)
-        entry = self._queue.push(ticket, request.priority, ages=request.ages)
+        entry = self._queue.push(
+            ticket, request.priority, patience=request.patience, urgent=request.urgent
+        )
         self.metrics.queued += 1
         try:
             return await ticket.granted

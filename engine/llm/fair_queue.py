@@ -11,16 +11,22 @@ a waiting request *ages*: each time a request of a better priority is served whi
 waits, it has been *bypassed* once; once bypassed ``bypass_limit`` times it is
 *overdue*, and overdue requests go before everything else (the worst priority among
 them first, so that serving one never bypasses another overdue one; oldest first
-within a priority). So no request waits through more than ``bypass_limit``
-better-priority grants, and when nothing waits that long the order is plain priority. It is not a fixed ratio: when
+within a priority). So no request waits through more than ``bypass_limit`` (times its
+patience, below) better-priority grants, and when nothing waits that long the order is
+plain priority. It is not a fixed ratio: when
 turns leave the slot free, summaries run at once; when many summaries are due, each
 waits at most ``bypass_limit`` turns, so their share of the calls grows with what is
 due. ``bypass_limit=None`` is strict priority (nothing ages).
 
-A request pushed with ``ages=False`` is *patient*: it waits by its priority alone and
-never becomes overdue (it is not counted as bypassed either). What no prompt waits for,
-a human player's memory summaries, goes this way: a burst of fifty players' summaries
-due at once then takes the slots turns leave free instead of every slot in turn.
+A request pushed with ``patience=k`` lets ``k`` times as many better-priority grants go
+first before it is overdue (it is counted as bypassed all the same). What no prompt waits
+for, a human player's memory summaries, goes this way: a burst of fifty players'
+summaries due at once then takes the slots turns leave free instead of every slot in
+turn, yet none of them waits without limit.
+
+A request pushed with ``urgent`` (a callable, asked each time the head is chosen) goes
+before everything else while it answers True, oldest first: a compaction of a character
+whose memory has fallen too far behind (``engine.memory.backpressure``).
 
 ``FairnessStats`` records, per priority, how many requests were granted and the most
 times any of them was bypassed (``scripts/bench.py fairness`` and the tests read it).
@@ -29,7 +35,7 @@ times any of them was bypassed (``scripts/bench.py fairness`` and the tests read
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -47,8 +53,10 @@ class Waiting(Generic[T]):
     """Arrival order (first come, first served)."""
     bypassed: int = 0
     """Better-priority requests served while this one waited."""
-    ages: bool = True
-    """False: patient, never overdue (see the module)."""
+    patience: int = 1
+    """Overdue after ``patience`` times the queue's ``bypass_limit`` (see the module)."""
+    urgent: Callable[[], bool] | None = None
+    """While it answers True the request goes first (see the module)."""
 
 
 class FairQueue(Generic[T]):
@@ -59,19 +67,32 @@ class FairQueue(Generic[T]):
         self._waiting: list[Waiting[T]] = []
         self._order = itertools.count()
 
-    def push(self, item: T, priority: int, *, ages: bool = True) -> Waiting[T]:
-        entry = Waiting(item, priority, next(self._order), ages=ages)
+    def push(
+        self,
+        item: T,
+        priority: int,
+        *,
+        patience: int = 1,
+        urgent: Callable[[], bool] | None = None,
+    ) -> Waiting[T]:
+        if patience < 1:
+            raise ValueError("patience must be at least 1")
+        entry = Waiting(item, priority, next(self._order), patience=patience, urgent=urgent)
         self._waiting.append(entry)
         return entry
 
     def overdue(self, entry: Waiting[T]) -> bool:
-        return self.bypass_limit is not None and entry.bypassed >= self.bypass_limit
+        limit = self.bypass_limit
+        return limit is not None and entry.bypassed >= limit * entry.patience
 
     def peek(self) -> Waiting[T] | None:
-        """What ``pop`` would return: an overdue request (worst priority, then oldest),
-        else the best priority (oldest first)."""
+        """What ``pop`` would return: an urgent request (oldest first), else an overdue
+        one (worst priority, then oldest), else the best priority (oldest first)."""
         if not self._waiting:
             return None
+        for entry in self._waiting:  # (in arrival order: pushed in order, never reordered)
+            if entry.urgent is not None and entry.urgent():
+                return entry
         overdue = [entry for entry in self._waiting if self.overdue(entry)]
         if overdue:
             return min(overdue, key=lambda entry: (-entry.priority, entry.order))
@@ -84,7 +105,7 @@ class FairQueue(Generic[T]):
             raise IndexError("pop from an empty FairQueue")
         self._waiting.remove(head)
         for entry in self._waiting:
-            if entry.priority > head.priority and entry.ages:
+            if entry.priority > head.priority:
                 entry.bypassed += 1
         return head
 

@@ -5,31 +5,41 @@
     ScriptedBackend.from_spec("look;say Hello")       # what `--llm fake:look;say Hello` builds
     ScriptedBackend.from_spec("summaries=faithful;look")  # summaries in the memories' words
 
-Turns get the script; summary requests get one fixed first-person summary; knowledge
-passes get ``knowledge`` (both phases) and handbook requests ``handbook`` (by default
-nothing usable, so the rules write the handbook).
+Turns get the script; summary requests get one fixed first-person summary, which ends
+by naming the words its memories use most (``fake_summary``: so it is about them, as
+the quality gate asks); knowledge passes get ``knowledge`` (both phases) and handbook
+requests ``handbook`` (by default nothing usable, so the rules write the handbook).
 
 It records every prompt it was given, so tests can check what an agent saw.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from engine.errors import LLMUnavailableError
 from engine.llm.embedding import bag_of_words
 from engine.llm.request import Generation, LLMRequest
 from engine.memory.extractive import extractive_merge, extractive_summary
-from engine.memory.summary_prompts import CHUNK_CUE, summary_budget
+from engine.memory.summary_prompts import CHARS_PER_WORD, CHUNK_CUE, summary_budget
+from engine.memory.wording import STOPWORDS, words
 
 FAITHFUL = "<faithful>"
 """As ``summary``: each summary keeps the memories' own words (``faithful_summary``), so
-what a summary holds can be checked word for word (the recall probe's oracle does)."""
+what a summary holds can be checked word for word (the recall probe's oracle does). A
+chunk's such summary is a copy of memory lines, which the quality gate does not take
+from a model: after its rejections the compactor makes the same summary extractively."""
 FAITHFUL_SPEC = "summaries=faithful"
 """In ``--llm fake:...``: the summaries are ``FAITHFUL``."""
 DEFAULT_SCRIPT = ("look", "say Hello.", "think What a quiet place.")
 DEFAULT_SUMMARY = "I looked around, said hello to whoever was near, and kept my thoughts to myself."
+_AT_MOST = re.compile(r"Use at most (\d+) words")
+_OWN_WORDS = frozenset({"most", "remember", "looked", "around", "said", "hello", "whoever",
+                        "near", "kept", "thoughts", "myself", "summary", "none"})  # fmt: skip
 
 
 class ScriptedBackend:
@@ -82,7 +92,9 @@ class ScriptedBackend:
         elif request.role != "actor":
             text = self.summary
             if text == FAITHFUL:
-                text = faithful_summary(prompt, summary_budget(request.options))
+                text = faithful_summary(prompt, asked_length(prompt, request.options))
+            elif text == DEFAULT_SUMMARY:
+                text = fake_summary(prompt)
         else:
             text = self.replies[self._next % len(self.replies)]
             self._next += 1
@@ -101,6 +113,31 @@ class ScriptedBackend:
 
     async def aclose(self) -> None:
         return None
+
+
+def asked_length(prompt: str, options: Mapping[str, Any]) -> int:
+    """The characters a summary may take: what ``num_predict`` allows, and no more than
+    the prompt asks for ("Use at most N words", at ``CHARS_PER_WORD``)."""
+    budget = summary_budget(options)
+    asked = _AT_MOST.search(prompt)
+    return min(budget, int(asked.group(1)) * CHARS_PER_WORD) if asked else budget
+
+
+def fake_summary(prompt: str) -> str:
+    """``DEFAULT_SUMMARY``, then the three words the prompt's memories (or summaries) use
+    most, so that the summary is about them (pure)."""
+    lines = prompt.splitlines()
+    if "MEMORIES:" in lines:
+        text = "\n".join(lines[lines.index("MEMORIES:") + 1 :])
+    else:
+        text = _section(lines, "OLDER SUMMARY:") + "\n" + _section(lines, "RECENT SUMMARY:")
+    found = Counter(w for w in words(text.replace(CHUNK_CUE, "")) if len(w) > 3
+                    and w not in STOPWORDS and w not in _OWN_WORDS)  # fmt: skip
+    top = [word for word, _ in found.most_common(3)]
+    if not top:
+        return DEFAULT_SUMMARY
+    named = top[0] if len(top) == 1 else ", ".join(top[:-1]) + " and " + top[-1]
+    return f"{DEFAULT_SUMMARY} Most of all I remember {named}."
 
 
 def faithful_summary(prompt: str, budget: int) -> str:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.errors import LLMResponseError, LLMUnavailableError, UsageError
+from engine.errors import LLMRequestError, LLMUnavailableError, UsageError
 from engine.llm.prefix_cache import cache_folder, lean_cache, load_states, save_states
 from engine.llm.request import Generation, LLMRequest
 
@@ -305,7 +305,7 @@ def _refusals() -> Iterator[None]:
     try:
         yield
     except ValueError as exc:
-        raise LLMResponseError(f"the embedded model refused the request: {exc}") from exc
+        raise LLMRequestError(f"the embedded model refused the request: {exc}") from exc
 
 
 _LOAD_LOCK = threading.Lock()

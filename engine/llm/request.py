@@ -53,10 +53,13 @@ class LLMRequest:
     agent: str | None = None
     role: Role = "actor"
     priority: Priority = Priority.TURN
-    ages: bool = True
-    """Waiting, it ages (after ``bypass_limit`` better-priority grants it goes first);
-    False: it waits by its priority alone (a player's summary, which no prompt waits
-    for: ``engine.llm.fair_queue``)."""
+    patience: int = 1
+    """Waiting, it ages: after ``patience`` times ``bypass_limit`` better-priority grants
+    it goes first (a player's summary, which no prompt waits for, is more patient than
+    an agent's: ``engine.llm.fair_queue``)."""
+    urgent: Callable[[], bool] | None = None
+    """Asked while it waits: True puts it before every other request (a compaction of a
+    character whose memory is too far behind: ``engine.memory.backpressure``)."""
     constraint: Callable[[], Constraint] | None = None
     """Called at dispatch, like the prompt: what a valid reply looks like now."""
     purpose: str | None = None

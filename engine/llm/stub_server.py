@@ -15,7 +15,8 @@ set), ``hang_next(times)`` (never answer, until stopped),
 ``knowledge_delay`` more), ``error_mid_stream``, and on a fixed schedule
 (``FaultSchedule``: HTTP 500 every n-th call, a hang every m-th, garbage every k-th),
 which the fault soak (``scripts/soak.py``) uses. With ``summary`` set, prompts ending
-in the summarizer's cue (``SUMMARY:``) get that text instead of the next scripted reply;
+in the summarizer's cue (``SUMMARY:``) get that text instead of the next scripted reply
+(``RELATED``: one about their memories);
 knowledge-pass prompts get the ``knowledge`` script and handbook prompts the
 ``handbook`` one (by default ``[]`` and an empty reply).
 It listens on 127.0.0.1 only, on a free port, in a background thread.
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from engine.llm.embedding import bag_of_words
+from engine.llm.fake import fake_summary
 from engine.llm.model_facts import parse_parameter_size
 from engine.llm.ollama_server import (
     Completion,
@@ -55,6 +57,10 @@ EMBED_DIMENSIONS = 64
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}\n{% endfor %}<|assistant|>\n"
 )
+
+RELATED = "<related>"
+"""As ``summary``: each summary names the words its memories use most
+(``engine.llm.fake.fake_summary``), so that the quality gate takes it as about them."""
 
 GARBAGE: tuple[tuple[str, str], ...] = (
     ("", "stop"),
@@ -215,7 +221,8 @@ class StubOllama(OllamaCompatibleServer):
                 reply, done_reason = GARBAGE[self._garbage % len(GARBAGE)]
                 self._garbage += 1
             elif summarizing:
-                reply = str(self.summary)
+                prompt = str(body.get("prompt", ""))
+                reply = fake_summary(prompt) if self.summary == RELATED else str(self.summary)
             elif knowing:
                 reply = self.knowledge.pop(0) if self.knowledge and not failure else "[]"
             elif handbook:

@@ -8,7 +8,9 @@ When the summarizer's replies keep failing the quality gate, the compactor commi
 - ``extractive_merge(longterm, recent, budget)``: the long-term and the short-term
   summaries folded into one, the recent one first served (two thirds of the budget at
   least, as the merge prompt asks "the recent ones in more detail"), then the older one
-  in what is left, older first in the text.
+  in what is left, older first in the text;
+- ``extractive_compress(text, budget)``: a summary the model wrote too long, cut to its
+  most informative sentences.
 
 A memory (or a sentence) is informative by the words it has that the others lack: its
 score is the sum, over its distinct content words, of 1 / (the number of pieces that
@@ -22,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from engine.memory.summary_quality import sentences, words
+from engine.memory.wording import STOPWORDS, sentences, words
 
 NOTHING: Final = "Nothing stood out."
 """The summary of a chunk with no text at all (a summary is never empty)."""
@@ -31,17 +33,6 @@ MIN_PIECE: Final = 40
 """A piece is cut to no less than this many characters (when the budget allows)."""
 PIECES_AT_LEAST: Final = 3
 """Each piece is cut to at most 1/3 of the budget, so at least three fit."""
-
-_STOPWORDS: Final = frozenset({
-    "the", "a", "an", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for",
-    "with", "from", "into", "onto", "over", "under", "about", "as", "is", "are", "was",
-    "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there",
-    "here", "then", "than", "so", "not", "no", "you", "your", "yours", "i", "me", "my",
-    "mine", "we", "our", "he", "him", "his", "she", "her", "they", "them", "their",
-    "what", "which", "who", "whom", "when", "where", "why", "how", "all", "any", "some",
-    "can", "could", "would", "should", "will", "shall", "may", "might", "must", "do",
-    "does", "did", "done", "have", "has", "had", "just", "very", "too", "also"
-})  # fmt: skip
 
 
 def extractive_summary(memories: Sequence[str], budget: int) -> str:
@@ -66,6 +57,14 @@ def extractive_merge(longterm: str, recent: str, budget: int) -> str:
     return "\n".join(chosen) if chosen else _fit(NOTHING, budget)
 
 
+def extractive_compress(text: str, budget: int) -> str:
+    """``text`` (a summary the model wrote too long) within ``budget`` characters: its
+    most informative sentences, in their order."""
+    pieces = _distinct(_one_line(s) for s in sentences(text))
+    chosen = _select(pieces, budget, cap=_piece_cap(budget))
+    return " ".join(chosen) if chosen else _fit(_one_line(text) or NOTHING, budget)
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -83,7 +82,7 @@ def _distinct(pieces: Iterable[str]) -> list[str]:
 
 
 def _content_words(piece: str) -> set[str]:
-    return {w for w in words(piece) if len(w) > 2 and w not in _STOPWORDS}
+    return {w for w in words(piece) if len(w) > 2 and w not in STOPWORDS}
 
 
 def _select(

@@ -112,6 +112,10 @@ class MemoryStatus:
     hidden_in_last_prompt: int | None = None
     """Memories the last turn prompt left out to fit ``num_ctx`` (None: no turn yet)."""
     knowledge: KnowledgeInfo | None = None
+    held_turns: int = 0
+    """Turns of this character that waited for memory to catch up (back-pressure)."""
+    held_seconds: float = 0.0
+    """How long those waits lasted in all."""
 
     @property
     def verbatim(self) -> int:
@@ -138,6 +142,7 @@ class MemoryStatus:
             "long_term": self.long_term.to_json() if self.long_term else None,
             "hidden_in_last_prompt": self.hidden_in_last_prompt,
             "knowledge": self.knowledge.to_json() if self.knowledge else None,
+            "held_for_memory": {"turns": self.held_turns, "seconds": round(self.held_seconds, 3)},
         }
 
     def render(self) -> str:
@@ -153,9 +158,17 @@ class MemoryStatus:
             + ("; one is in flight" if self.in_flight else ""),
             f"  failures: {self.failures}"
             + (f"; last error: {self.last_error}" if self.last_error else ""),
+            *_held(self.held_turns, self.held_seconds),
             *(self.knowledge.render() if self.knowledge else []),
         ]
         return "\n".join(lines)
+
+
+def _held(turns: int, seconds: float) -> list[str]:
+    if not turns:
+        return []
+    noun = "turn" if turns == 1 else "turns"
+    return [f"  held for memory: {turns} {noun} waited {seconds:.1f} s in all for summaries"]
 
 
 def _hidden(count: int | None) -> list[str]:

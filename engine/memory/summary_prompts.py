@@ -20,6 +20,10 @@ DEFAULT_NUM_PREDICT = 400
 CHARS_PER_TOKEN = 3
 """A low estimate of characters per token, so a text within ``summary_budget`` chars
 stays within ``num_predict`` tokens."""
+CHARS_PER_WORD = 7
+"""A high estimate of characters per word (with its space), to ask for a word count."""
+MIN_LINE = 40
+"""A memory line is never cut shorter than this to fit a chunk's prompt."""
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
@@ -49,7 +53,28 @@ def _name(name: str) -> str:
 
 def chunk_prompt(name: str, memories: Sequence[str]) -> str:
     """The prompt that summarizes one chunk: its memories only, one per line."""
-    lines = [line for line in (_one_line(memory) for memory in memories) if line]
+    return _chunk_prompt(name, _lines(memories))
+
+
+def fitted_chunk_prompt(name: str, memories: Sequence[str], budget: int | None) -> str | None:
+    """``chunk_prompt`` within ``budget`` characters (``prompt_budget``; None: any
+    length): the longest memory lines are cut until it fits. None when it cannot fit
+    even with every line cut to ``MIN_LINE`` characters (the chunk is then summarized
+    without the model)."""
+    lines = _lines(memories)
+    if budget is not None:
+        fitted = fit_lines(lines, budget - len(_chunk_prompt(name, [])))
+        if fitted is None:
+            return None
+        lines = fitted
+    return _chunk_prompt(name, lines)
+
+
+def _lines(memories: Sequence[str]) -> list[str]:
+    return [line for line in (_one_line(memory) for memory in memories) if line]
+
+
+def _chunk_prompt(name: str, lines: Sequence[str]) -> str:
     return "\n".join(
         [
             f"Summarize these memories of {_name(name)} in first person (I, me, my), in 2-4"
@@ -63,14 +88,16 @@ def chunk_prompt(name: str, memories: Sequence[str]) -> str:
     )
 
 
-def merge_prompt(name: str, longterm: str, recent: str) -> str:
-    """The prompt that folds the short-term summary S into the long-term summary L."""
+def merge_prompt(name: str, longterm: str, recent: str, limit: int | None = None) -> str:
+    """The prompt that folds the short-term summary S into the long-term summary L; with
+    ``limit`` (characters) it asks for at most ``limit // CHARS_PER_WORD`` words."""
+    most = f" Use at most {limit // CHARS_PER_WORD} words." if limit else ""
     return "\n".join(
         [
             f"Combine these two summaries of {_name(name)}'s past into one first-person"
             " summary (I, me, my), in one paragraph: the older events briefly, the recent"
             " ones in more detail. Begin at once with the summary: no introduction,"
-            " no commentary.",
+            f" no commentary.{most}",
             "",
             "OLDER SUMMARY:",
             _no_blank_lines(longterm),
@@ -81,6 +108,46 @@ def merge_prompt(name: str, longterm: str, recent: str) -> str:
             MERGE_CUE,
         ]
     )
+
+
+def prompt_budget(options: Mapping[str, Any]) -> int | None:
+    """The characters a summarizer prompt may take: ``num_ctx`` less the reply's
+    ``num_predict``, at ``CHARS_PER_TOKEN``, less a tenth; None when the options set no
+    ``num_ctx``."""
+    try:
+        context = int(options["num_ctx"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if context <= 0:
+        return None
+    reply = summary_budget(options) // CHARS_PER_TOKEN
+    return max(0, int((context - reply) * CHARS_PER_TOKEN * 0.9))
+
+
+def fit_lines(lines: Sequence[str], room: int) -> list[str] | None:
+    """``lines`` within ``room`` characters (a newline after each): the longest are cut
+    to a common length, at a word boundary with an ellipsis; None when even
+    ``MIN_LINE`` characters a line do not fit."""
+    if sum(len(line) + 1 for line in lines) <= room:
+        return list(lines)
+    if len(lines) * (MIN_LINE + 1) > room:
+        return None
+    low, high = MIN_LINE, max(len(line) for line in lines)
+    while low < high:  # the longest cap at which every line fits
+        cap = (low + high + 1) // 2
+        if sum(min(len(line), cap) + 1 for line in lines) <= room:
+            low = cap
+        else:
+            high = cap - 1
+    return [_cut_line(line, low) for line in lines]
+
+
+def _cut_line(line: str, cap: int) -> str:
+    if len(line) <= cap:
+        return line
+    head = line[: cap - 1]
+    cut = head.rsplit(" ", 1)[0] if " " in head[MIN_LINE // 2 :] else head
+    return cut.rstrip(" ,;:-") + "…"
 
 
 def summary_budget(options: Mapping[str, Any]) -> int:

@@ -1,49 +1,106 @@
 """The quality gate for the summarizer's replies (pure).
 
+    verdict = judge_summary(reply, prompt, sources=memories, limit=1050)
+    verdict.summary or verdict.problem     # the cleaned summary, or why it is none
+
 ``judge_summary`` cleans a reply (``clean_summary``: think blocks, cue echoes,
-preambles) and then rejects what is not a summary, with a one-line reason:
+preambles) and stores it only if it is a summary. It is not one when it is (in the
+order checked, each with a one-line reason):
 
-- empty: nothing is left (a model that starts with a blank line hits the "\\n\\n"
-  stop at once and says nothing);
-- cut off: the backend said the reply stopped at the token limit (``done_reason``
-  "length"), so its end is missing;
-- an echo: it repeats the prompt's instructions (six words of them in a row) or one
-  of its section headings ("MEMORIES:", "OLDER SUMMARY:" ...);
-- a refusal: it speaks as an AI ("As an AI", "as a language model") or opens with an
-  apology or a "cannot" about the task ("I'm sorry, but I can't help with that");
-- a loop: one sentence, or one run of eight words, three or more times.
+- empty, or cut off at the token limit (the backend said ``done_reason`` "length");
+- machine noise: control characters or terminal escapes, or chat-template and special
+  tokens (``<|im_start|>``, ``[INST]``, ``<end_of_turn>``, ``### Response:`` ...);
+- markup: a line with no letter or digit ("###", "...", "---") or a heading ("# ...");
+- a refusal or an AI disclaimer in any sentence ("I cannot summarize ...", "As an AI",
+  "I'm an AI", "no memories to summarize");
+- talk to the asker: a question (outside quoted speech) or an offer of help;
+- too little: fewer than ``MIN_WORDS`` words, or no sentence (four words or more with a
+  function word: a list of names is not one);
+- an echo of the instructions (``ECHO_WORDS`` words in a row of them, the prompt's
+  character name left out of both) or of one of the prompt's headings;
+- a copy: with ``copies_allowed`` off (a chunk's summary), at least ``COPY_SHARE`` of
+  its words lie in runs of ``COPY_WORDS`` words copied from ``sources``;
+- unrelated: it shares no content word with ``sources`` (when there are any);
+- a loop: one sentence, or one run of eight words, three or more times;
+- midway: it stops mid-sentence (no closing punctuation after a word such as "the" or
+  "and": cut off, whatever the backend said);
+- too long: more than ``limit`` characters (what the agent's prompt shows whole).
 
-A rejected reply is a failed attempt for the compactor, like an error; after enough
-of them on one chunk it falls back to an extractive summary (``engine.memory.extractive``).
+A rejected reply is a failed attempt for the compactor; after enough of them on one step
+it falls back to an extractive summary (``engine.memory.extractive``).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from engine.memory.summary_prompts import clean_summary
+from engine.memory.wording import content_words, sentences, words
+
+__all__ = ["judge_summary", "sentences", "words"]
 
 EMPTY: Final = "the summarizer's reply was empty"
 CUT_OFF: Final = "the summarizer's reply was cut off at its token limit (num_predict)"
+MIDWAY: Final = "the summarizer's reply ends in the middle of a sentence"
+NOISE: Final = "the summarizer's reply holds control characters or escapes"
+TEMPLATE: Final = "the summarizer's reply holds chat-template or special tokens"
+MARKUP: Final = "the summarizer's reply holds markup, not sentences"
+REFUSAL: Final = "the summarizer's reply is a refusal or an AI disclaimer, not a summary"
+ASKS_BACK: Final = "the summarizer's reply speaks to the asker (a question or an offer)"
+TOO_SHORT: Final = "the summarizer's reply is too short to be a summary"
+NO_SENTENCE: Final = "the summarizer's reply has no sentence"
 ECHO: Final = "the summarizer's reply repeats the prompt's instructions"
-REFUSAL: Final = "the summarizer's reply is a refusal, not a summary"
+COPY: Final = "the summarizer's reply is mostly a copy of the memories"
+UNRELATED: Final = "the summarizer's reply shares no word with what it summarizes"
 LOOP: Final = "the summarizer's reply repeats itself"
+TOO_LONG: Final = "the summarizer's reply is longer than the prompt can show whole"
 
-ECHO_WORDS: Final = 6
+MIN_WORDS: Final = 8
+ECHO_WORDS: Final = 5
 """An echo shares this many words in a row with the prompt's instructions."""
+COPY_WORDS: Final = 6
+COPY_SHARE: Final = 0.5
 LOOP_REPEATS: Final = 3
 """A sentence (or a run of ``LOOP_WORDS`` words) this many times is a loop."""
 LOOP_WORDS: Final = 8
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
+_FUNCTION_WORDS: Final = frozenset({
+    "i", "me", "my", "we", "us", "our", "he", "him", "his", "she", "her", "they", "them",
+    "their", "it", "its", "the", "a", "an", "and", "but", "or", "to", "of", "in", "on",
+    "at", "with", "was", "were", "is", "are", "had", "has", "have", "for", "from", "then",
+    "that", "this", "by", "as", "not", "so",
+})  # fmt: skip
 _HEADING = re.compile(r"^[A-Z][A-Z ]*:$")
+_CONTROL_EXTRA = frozenset("\u200b\u200c\u200d\u200e\u200f\u2028\u2029\ufeff") | frozenset(
+    chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+)
+_ESCAPE_TEXT = re.compile(r"\\(?:x1b|033|e|u001b)\[?", re.IGNORECASE)
+_TEMPLATE = re.compile(
+    r"<\|[^|<>\n]{1,40}\|>|</?s>|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>|"
+    r"<(?:bos|eos|pad|unk|eot|sep|cls|mask)>|</?(?:system|user|assistant)>|"
+    r"^\s*#*\s*(?:instruction|response|human|assistant|user|system|input|output)\s*:",
+    re.IGNORECASE | re.MULTILINE,
+)
 _AS_AN_AI = re.compile(
     r"\bas an? (?:ai|a\.i\.|artificial intelligence|(?:large |ai )?language model|"
     r"(?:ai |virtual )?assistant|llm|chatbot)\b",
+    re.IGNORECASE,
+)
+_I_AM_AN_AI = re.compile(
+    r"\bi(?:['’]m| am) (?:just |only |merely |simply )?(?:an? )?(?:ai|a\.i\.|"
+    r"artificial intelligence|(?:large )?language model|llm|chatbot|(?:ai |virtual )?"
+    r"assistant|computer program|machine)\b|"
+    r"\bi (?:do not|don['’]t|cannot|can['’]t) (?:have|access|recall) (?:any )?"
+    r"(?:personal )?(?:memories|experiences|feelings|access)\b|"
+    r"\b(?:no|any|not enough) (?:memories|information|text|content|context|data|details) "
+    r"(?:to|for me to) (?:summari[sz]e|work with|combine|go on)\b|"
+    r"\bnothing (?:here )?to summari[sz]e\b|"
+    r"\bthere (?:are|were|is|was) no (?:memories|summaries|information)\b",
     re.IGNORECASE,
 )
 _REFUSAL_OPENING = re.compile(
@@ -53,9 +110,16 @@ _REFUSAL_OPENING = re.compile(
     re.IGNORECASE,
 )
 _ABOUT_THE_TASK = re.compile(
-    r"\b(?:summar\w*|assist\w*|help (?:you|with)|request|provide|comply|fulfil\w*|"
-    r"complete (?:this|the|that)|these memories|this task|that task|this request|"
-    r"the memories|the summaries|do that)\b",
+    r"\b(?:summar\w*|assist\w*|help (?:you|with (?:that|this|these|your))|request|"
+    r"provide|comply|fulfil\w*|complete (?:this|the|that)|these memories|this task|"
+    r"that task|this request|the memories|the summaries|do that)\b",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|«[^»\n]*»")
+_OFFER = re.compile(
+    r"\b(?:let me know|i hope (?:this|that) helps|feel free to|is there anything else|"
+    r"would you like|do you want me|shall i|should i (?:continue|go on)|please (?:provide|"
+    r"share|give|clarify|let)|if you (?:need|want|would like))\b",
     re.IGNORECASE,
 )
 
@@ -66,59 +130,157 @@ class Verdict:
     """The cleaned summary when the reply passed, else None."""
     problem: str | None
     """Why the reply was rejected (one line), else None."""
+    cleaned: str | None = None
+    """The cleaned reply when it failed only for its length (``TOO_LONG``): it may be
+    compressed within the limit instead of asked for again."""
 
     @property
     def accepted(self) -> bool:
         return self.summary is not None
 
 
-def judge_summary(reply: str, prompt: str, *, truncated: bool = False) -> Verdict:
-    """Accept ``reply`` to ``prompt`` as a summary, or say in one line why not."""
+def judge_summary(
+    reply: str,
+    prompt: str,
+    *,
+    sources: Sequence[str] = (),
+    limit: int | None = None,
+    copies_allowed: bool = False,
+    truncated: bool = False,
+) -> Verdict:
+    """Accept ``reply`` to ``prompt`` as a summary of ``sources`` (the memories of a chunk,
+    or the two summaries a merge folds; none: not compared), or say in one line why not."""
     if truncated:
         return Verdict(None, CUT_OFF)
-    text = clean_summary(reply)
+    text = clean_summary(reply.replace("\r\n", "\n").replace("\r", "\n"))
     if text is None:
         return Verdict(None, EMPTY)
     problem = (
-        (ECHO if echoes_instructions(text, prompt) else None)
+        (NOISE if has_noise(text) else None)
+        or (TEMPLATE if _TEMPLATE.search(text) else None)
+        or (MARKUP if has_markup(text) else None)
         or (REFUSAL if is_refusal(text) else None)
+        or (ASKS_BACK if asks_back(text) else None)
+        or (TOO_SHORT if len(words(text)) < MIN_WORDS else None)
+        or (NO_SENTENCE if not has_sentence(text) else None)
+        or (ECHO if echoes_instructions(text, prompt) else None)
+        or (COPY if not copies_allowed and copied_share(text, sources) >= COPY_SHARE else None)
+        or (UNRELATED if sources and not content_words(text) & _source_words(sources) else None)
         or (LOOP if is_loop(text) else None)
+        or (MIDWAY if ends_midway(text) else None)
     )
-    return Verdict(None, problem) if problem else Verdict(text, None)
+    if problem:
+        return Verdict(None, problem)
+    if limit is not None and len(text) > limit:
+        return Verdict(None, TOO_LONG, cleaned=text)
+    return Verdict(text, None)
 
 
-def words(text: str) -> list[str]:
-    """Lower-case words (letters and digits, inner apostrophes kept)."""
-    return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
+def has_noise(text: str) -> bool:
+    """Control characters (but tab and newline), format characters that hide text, or a
+    terminal escape written out (``\\x1b[``)."""
+    for char in text:
+        if char in "\n\t":
+            continue
+        if unicodedata.category(char) == "Cc" or char in _CONTROL_EXTRA:
+            return True
+    return bool(_ESCAPE_TEXT.search(text))
 
 
-def sentences(text: str) -> list[str]:
-    """Sentences and lines of ``text``, stripped, empty ones dropped."""
-    return [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
+def has_markup(text: str) -> bool:
+    """A line with no letter or digit, or a heading line (``# ...``)."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and (not words(stripped) or stripped.startswith("#")):
+            return True
+    return False
+
+
+def has_sentence(text: str) -> bool:
+    """Some sentence of four words or more with a function word in it (prose, not a
+    list of names or keywords)."""
+    for sentence in sentences(text):
+        found = words(sentence)
+        if len(found) >= 4 and any(w in _FUNCTION_WORDS for w in found):
+            return True
+    return False
+
+
+_DANGLING: Final = frozenset({
+    "the", "a", "an", "and", "or", "but", "to", "of", "in", "on", "at", "with", "from",
+    "that", "my", "his", "her", "their", "our", "your", "its", "for", "by", "into", "as",
+    "than", "i", "we", "he", "she", "they", "was", "were", "is", "are", "had", "have",
+})  # fmt: skip
+
+
+def ends_midway(text: str) -> bool:
+    """The text stops on a word no sentence ends with, with nothing closing it."""
+    found = words(text)
+    return bool(found) and text.rstrip()[-1:].isalnum() and found[-1] in _DANGLING
+
+
+def is_refusal(text: str) -> bool:
+    """True when ``text`` speaks as an AI anywhere, says there is nothing to summarize,
+    or a sentence of it opens with an apology or a "cannot" about the task."""
+    if _AS_AN_AI.search(text) or _I_AM_AN_AI.search(text):
+        return True
+    return any(
+        _REFUSAL_OPENING.match(sentence) and _ABOUT_THE_TASK.search(sentence)
+        for sentence in sentences(text)
+    )
+
+
+def asks_back(text: str) -> bool:
+    """A question outside quoted speech, or an assistant's offer ("Let me know if ...")."""
+    unquoted = _QUOTED.sub('""', text)
+    if _OFFER.search(unquoted):
+        return True
+    return any(sentence.rstrip("\"'”)»").endswith("?") for sentence in sentences(unquoted))
 
 
 def _shingles(tokens: list[str], size: int) -> set[tuple[str, ...]]:
     return {tuple(tokens[i : i + size]) for i in range(len(tokens) - size + 1)}
 
 
+_NAME = re.compile(r"\bof (.+?)(?:'s past| in first person)")
+
+
 def echoes_instructions(text: str, prompt: str) -> bool:
-    """True when ``text`` repeats ``ECHO_WORDS`` words of the prompt's instructions in
-    a row, or one of the prompt's headings as a line of its own."""
+    """True when ``text`` repeats ``ECHO_WORDS`` words of the prompt's instructions in a
+    row (the character's name, which a summary may well use, left out of both), or
+    one of the prompt's headings as a line of its own."""
     instructions = prompt.split("\n\n", 1)[0]
-    if _shingles(words(instructions), ECHO_WORDS) & _shingles(words(text), ECHO_WORDS):
+    named = _NAME.search(instructions)
+    name = set(words(named.group(1))) if named else set()
+    ours = [w for w in words(instructions) if w not in name]
+    theirs = [w for w in words(text) if w not in name]
+    if _shingles(ours, ECHO_WORDS) & _shingles(theirs, ECHO_WORDS):
         return True
     headings = {line.strip() for line in prompt.splitlines() if _HEADING.match(line.strip())}
     return any(line.strip() in headings for line in text.splitlines())
 
 
-def is_refusal(text: str) -> bool:
-    """True when ``text`` speaks as an AI, or opens with an apology or a "cannot"
-    about the task in its first sentence."""
-    if _AS_AN_AI.search(text):
-        return True
-    found = sentences(text)
-    first = found[0] if found else ""
-    return bool(_REFUSAL_OPENING.match(first) and _ABOUT_THE_TASK.search(first))
+def copied_share(text: str, sources: Sequence[str]) -> float:
+    """The share of ``text``'s words that lie in a run of ``COPY_WORDS`` words found
+    word for word in one of ``sources`` (0 with no sources)."""
+    tokens = words(text)
+    if not sources or len(tokens) < COPY_WORDS:
+        return 0.0
+    known: set[tuple[str, ...]] = set()
+    for source in sources:
+        known |= _shingles(words(source), COPY_WORDS)
+    covered = [False] * len(tokens)
+    for start in range(len(tokens) - COPY_WORDS + 1):
+        if tuple(tokens[start : start + COPY_WORDS]) in known:
+            covered[start : start + COPY_WORDS] = [True] * COPY_WORDS
+    return sum(covered) / len(tokens)
+
+
+def _source_words(sources: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for source in sources:
+        found |= content_words(source)
+    return found
 
 
 def is_loop(text: str) -> bool:

@@ -18,7 +18,7 @@ from engine.agents.examples import Situation, example_turns
 from engine.agents.prompt import FittedPrompt, PromptParts, char_budget, fit_prompt
 from engine.agents.reply import RECENT_COMMANDS, repeat_key
 from engine.commands.registry import Command
-from engine.config import RoleProfile
+from engine.config import RoleProfile, Settings
 from engine.llm.request import Constraint
 from engine.memory.handbook import prompt_excerpt
 from engine.memory.waterfall import verbatim_count
@@ -32,17 +32,23 @@ CHARS_PER_TOKEN = 3.5
 """How the actor profile's token limits become characters (as ``char_budget``)."""
 
 
-def newest_part(text: str, chars: int | None) -> str:
-    """The end of ``text`` within ``chars`` characters, from a word boundary (a
-    summary's newest part is what the agent most needs)."""
-    if chars is None or len(text) <= chars:
-        return text
-    start = len(text) - chars
-    cut = text[start:]
-    if text[start - 1].isspace():
-        return cut
-    space = cut.find(" ")
-    return cut[space + 1 :] if 0 <= space < len(cut) - 1 else cut
+SUMMARY_SHARE = 4
+"""A summary takes at most this part of the actor's context (less its reply), so the two
+summaries, shown whole, leave the memories and the situation room."""
+
+
+def summary_chars(settings: Settings) -> int | None:
+    """The most characters a summary may have: the actor profile's ``summary_tokens``
+    (0: no limit of its own), and at most a ``SUMMARY_SHARE``-th of its context. The
+    prompt shows every summary whole; the compactor keeps them within this
+    (``engine.agents.summary_steps``)."""
+    profile = settings.llm.profiles.get("actor") or RoleProfile()
+    options = settings.llm.options_for("actor")
+    room = int(options.get("num_ctx", 0) or 0) - int(options.get("num_predict", 0) or 0)
+    tokens = [profile.summary_tokens] if profile.summary_tokens else []
+    if room > 0:
+        tokens.append(room // SUMMARY_SHARE)
+    return int(min(tokens) * CHARS_PER_TOKEN) if tokens else None
 
 
 def prompt_parts(
@@ -60,7 +66,6 @@ def prompt_parts(
     shown = verbatim_count(mind.count, mind.boundary, mind.windows)
     summaries = mind.summaries
     profile = sim.settings.llm.profiles.get("actor") or RoleProfile()
-    summary_chars = int(profile.summary_tokens * CHARS_PER_TOKEN) or None
     handbook_chars = int(profile.handbook_tokens * CHARS_PER_TOKEN)
     handbook = sim.vault.handbook(character.folder).summary_text() if handbook_chars else None
     things = [t.name for t in world.things_in(room.id)]
@@ -74,12 +79,8 @@ def prompt_parts(
         exits=list(room.exits),
         also_here=others,
         memories=[memory.text for memory in mind.tail[len(mind.tail) - shown :]],
-        recent_summary=newest_part(
-            summaries.recent.text if summaries.recent else "", summary_chars
-        ),
-        longterm_summary=newest_part(
-            summaries.longterm.text if summaries.longterm else "", summary_chars
-        ),
+        recent_summary=summaries.recent.text if summaries.recent else "",
+        longterm_summary=summaries.longterm.text if summaries.longterm else "",
         backlog=len(mind.tail) - shown,
         knowledge=sim.recollection.section(character, scores=scores, count=count),
         examples=example_turns(situation, mind.count),

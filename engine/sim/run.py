@@ -132,6 +132,7 @@ async def connect(
         "models": models, "summarizers": summarizers, "consolidators": consolidators,
         "local": choice.local, "seed": options.seed, "turns": options.turns,
         "endpoints": [e.name for e in dispatcher.endpoints], "embedder": embedder is not None,
+        "memory_gate": True,
     })  # fmt: skip
     configure_memory(sim, dispatcher, summarizers, consolidators, local=choice.local)
     sim.recollection.embedder = embedder

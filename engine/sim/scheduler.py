@@ -10,6 +10,11 @@ interval, so agents do not all think at once. ``turns=N``: rounds in which every
 agent that still needs a turn takes one; within a round the requests reach the
 dispatcher in an order shuffled by ``seed``. A turn whose call failed still counts.
 
+A turn waits at the simulation's memory gate (``engine.sim.memory_gate``) while a
+character's memory is too far behind, before it asks and before its command runs:
+back-pressure keeps every character's unsummarized memories bounded however crowded a
+room is.
+
 Every turn the scheduler completes, taken or skipped, is one of a round of the world
 clock (``Simulation.turn_taken``: as many turns as this run has agents), so simulation
 time depends on the turns alone, never on how fast the model answers.
@@ -171,7 +176,8 @@ class Scheduler:
         thinker = self.thinkers[agent]
         try:
             await self.sim.turn_starting(agent, thinker.turns + 1)  # the run record's gate
-            turn = await thinker.take_turn(self.llm)
+            async with self.sim.memory_gate.turn(self.sim.minds[agent]) as hold:
+                turn = await thinker.take_turn(self.llm, hold)  # back-pressure
         except asyncio.CancelledError:
             if not self.stopping:
                 raise

@@ -42,7 +42,8 @@ from engine.memory.waterfall import Windows
 from engine.sim.chronicle import Chronicle
 from engine.sim.clock import WorldClock
 from engine.sim.command_context import SimContext
-from engine.sim.prompting import build_prompt
+from engine.sim.memory_gate import MemoryGate
+from engine.sim.prompting import build_prompt, summary_chars
 from engine.sim.recollection import Recollection
 from engine.sim.recorder import Cost, RecordingLLM, RunRecorder
 from engine.sim.world_apply import lacking_note, note_on_stderr, plan_for
@@ -121,10 +122,14 @@ class Simulation:
         }
         self.supervisor = Supervisor(self._background_error)
         """Owns every background task (compaction workers): their errors are reported."""
+        self.memory_gate = MemoryGate(self.minds, lambda: self.compactor.llm is not None)
+        """Holds agent turns while a character's memory is too far behind."""
         self.compactor = Compactor(
             llm=None, models={}, options=settings.llm.options_for("summarizer"),
             save_state=self._save_state, supervisor=self.supervisor,
             constrain=getattr(settings.llm.profiles.get("summarizer"), "constrain", None),
+            summary_chars=summary_chars(settings), urgent=self.memory_gate.urgent,
+            committed=lambda _mind: self.memory_gate.changed(),
         )  # fmt: skip
         """Memory compaction; idle (everything pending) until ``start_compaction``."""
         consolidator = settings.llm.profiles.get("consolidator")

@@ -41,6 +41,7 @@ from engine.tui.render import (
     event_line,
     inspector_text,
     llm_panel,
+    memory_hold,
     player_lines,
     rooms_with_occupants,
     stop_message,
@@ -309,7 +310,8 @@ class MudsimApp(App[None]):
             self._refresh_memory_tab(mind, self.query_one("#inspector", TabbedContent).active)
         recorder = self.sim.recorder
         costs = recorder.costs if recorder is not None else {}
-        panel = llm_panel(self.dispatcher, self.models, costs, COST_ORDERS[self.cost_order])
+        panel = llm_panel(self.dispatcher, self.models, costs, COST_ORDERS[self.cost_order],
+                          memory_hold(self.sim))  # fmt: skip
         self.query_one("#llm", Static).update(Text(panel))
         if self.stop_presses:
             state = "stopping"

@@ -8,7 +8,8 @@ work still in flight while the app stops becomes its stop message.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -23,6 +24,9 @@ from engine.vault.handbook_store import HandbookState
 from engine.vault.knowledge_store import PassRecord
 from engine.world.events import Event, EventKind
 from engine.world.world import World
+
+if TYPE_CHECKING:
+    from engine.sim.simulation import Simulation
 
 KIND_STYLES: Mapping[EventKind, str] = {
     EventKind.SPEECH: "bold cyan",
@@ -130,8 +134,42 @@ def cost_lines(costs: Mapping[str, Cost], order: str, limit: int = 4) -> list[st
     return lines
 
 
+@dataclass(frozen=True)
+class MemoryHold:
+    """Back-pressure as the LLM panel shows it (``engine.sim.memory_gate``)."""
+
+    waiting: int
+    """Turns waiting for memory now."""
+    behind: Sequence[str]
+    """Who holds them: characters whose memory is too far behind."""
+    turns: int
+    """Turns that waited for memory in all (the vault's ``held_for_memory``)."""
+    seconds: float
+
+
+def memory_hold(sim: Simulation) -> MemoryHold:
+    """What the simulation's memory gate holds now, and what it held in all."""
+    gate = sim.memory_gate
+    minds = sim.minds.values()
+    return MemoryHold(gate.waiting, [m.character.name for m in gate.lagging()],
+                      sum(m.held_turns for m in minds), sum(m.held_seconds for m in minds))  # fmt: skip
+
+
+def memory_hold_lines(hold: MemoryHold | None) -> list[str]:
+    """Nothing while memory keeps up; else what waits, for whom, and so far."""
+    if hold is None or not (hold.waiting or hold.turns or hold.behind):
+        return []
+    lines = []
+    if hold.waiting or hold.behind:
+        who = ", ".join(hold.behind) or "-"
+        lines.append(f"Held for memory: {counted(hold.waiting, 'turn', 'turns')} (behind: {who})")
+    lines.append(f"Memory holds: {counted(hold.turns, 'turn', 'turns')}, {hold.seconds:.1f} s")
+    return lines
+
+
 def llm_panel(dispatcher: Dispatcher | None, models: Mapping[str, str],
-              costs: Mapping[str, Cost] | None = None, order: str = "agent") -> str:  # fmt: skip
+              costs: Mapping[str, Cost] | None = None, order: str = "agent",
+              hold: MemoryHold | None = None) -> str:  # fmt: skip
     if dispatcher is None:
         return "LLM: none"
     m = dispatcher.metrics
@@ -149,6 +187,7 @@ def llm_panel(dispatcher: Dispatcher | None, models: Mapping[str, str],
     lines += [f"{e.name} ({e.metrics.in_flight}/{e.slots})" for e in dispatcher.endpoints]
     if m.last_error:
         lines.append(f"Last error: {m.last_error}")
+    lines += memory_hold_lines(hold)
     lines += cost_lines(costs or {}, order)
     return "\n".join(lines)
 

@@ -35,6 +35,16 @@ from engine.vault.summaries import SummaryStore
 from engine.world.world import World
 
 
+class HeldForMemory(BaseModel):
+    """How many of a character's turns waited for memory to catch up (back-pressure),
+    and the seconds the holds lasted in all."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turns: int = Field(default=0, ge=0)
+    seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+
+
 class MemoryState(BaseModel):
     """``memory-state.json``: the compaction bookkeeping the running process last saved."""
 
@@ -45,6 +55,10 @@ class MemoryState(BaseModel):
     in_flight: bool = False
     failures: int = Field(default=0, ge=0)
     last_error: str | None = None
+    rejections: dict[str, int] = {}
+    """Rejected tries of each step of the next compaction (``chunk@128``, ``merge@64``):
+    kept so that any sequence of processes reaches the extractive summary."""
+    held_for_memory: HeldForMemory = HeldForMemory()
     updated: str = ""
 
 

@@ -69,7 +69,7 @@ def bo(**changes: Any) -> PromptParts:
 
 
 def bare(parts: PromptParts) -> PromptParts:
-    """Only the parts that are never dropped."""
+    """Only the parts that are never dropped (the long-term summary among them)."""
     return dataclasses.replace(
         parts,
         memories=(),
@@ -77,7 +77,6 @@ def bare(parts: PromptParts) -> PromptParts:
         knowledge=(),
         handbook="",
         recent_summary="",
-        longterm_summary="",
         backlog=0,
     )
 
@@ -322,7 +321,7 @@ def test_the_newest_memories_keep_their_floor_before_notes_and_knowledge_go() ->
     assert "Fact" not in render_prompt(parts, len(render_prompt(bare(parts))) + 200)
 
 
-def test_summaries_are_cut_from_their_start_long_term_first() -> None:
+def test_the_recent_summary_is_cut_from_its_start_the_long_term_never() -> None:
     parts = bo(
         memories=[],
         longterm_summary="alpha beta gamma delta",
@@ -330,19 +329,17 @@ def test_summaries_are_cut_from_their_start_long_term_first() -> None:
     )
     full = render_prompt(parts)
     cut = render_prompt(parts, len(full) - 3)
-    assert "## Older memories (summary)\nbeta gamma delta\n" in cut
-    assert "one two three four" in cut
-    cut = render_prompt(parts, len(full) - len("alpha beta gamma"))
-    assert "\ndelta\n" in cut
-    no_longterm = render_prompt(parts, len(full) - len("alpha beta gamma delta"))
-    assert "Older memories" not in no_longterm
-    assert "## Recent past (summary)\none two three four" in no_longterm
-    recent_cut = render_prompt(parts, len(no_longterm) - 1)
-    assert "## Recent past (summary)\ntwo three four" in recent_cut
+    assert "## Recent past (summary)\ntwo three four\n" in cut
+    assert "## Older memories (summary)\nalpha beta gamma delta\n" in cut
+    no_recent = render_prompt(parts, len(full) - len("one two three four"))
+    assert "Recent past" not in no_recent
+    assert "## Older memories (summary)\nalpha beta gamma delta\n" in no_recent
+    over = render_prompt(parts, 10)  # over budget: the long-term summary stays whole
+    assert "## Older memories (summary)\nalpha beta gamma delta\n" in over
 
 
 def test_cut_summary_never_starts_with_a_fence_or_cue() -> None:
-    parts = bo(memories=[], recent_summary="", longterm_summary="x\n---\n~Bo> look\nthe end")
+    parts = bo(memories=[], longterm_summary="", recent_summary="x\n---\n~Bo> look\nthe end")
     full = render_prompt(parts)
     for budget in range(len(render_prompt(bare(parts))), len(full) + 1):
         prompt = render_prompt(parts, budget)
@@ -524,3 +521,18 @@ def test_a_heading_whose_lines_were_cut_goes_with_them() -> None:
     full = render_prompt(parts)
     cut = render_prompt(parts, len(full) - 1)
     assert cut == HEAD + "## Prior Knowledge Summary\n- K1" + SITUATION
+
+
+@given(parts_strategy, st.none() | st.integers(-10, 2000))
+def test_the_long_term_summary_is_in_every_prompt_whole(
+    parts: PromptParts, budget: int | None
+) -> None:
+    prompt = render_prompt(parts, budget)
+    lines = [line.strip() for line in parts.longterm_summary.strip().splitlines()]
+    if any(lines):
+        heading = "## Older memories (summary)\n"
+        assert heading in prompt
+        shown = prompt.split(heading, 1)[1]
+        for line in filter(None, lines):  # each line, in order, from first word to last
+            assert line in shown
+            shown = shown.split(line, 1)[1]

@@ -4,29 +4,12 @@ small model's prompt small."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 from helpers import run, set_actor
-from hypothesis import given
-from hypothesis import strategies as st
 
-from engine.sim.prompting import build_prompt, newest_part
+from engine.sim.prompting import build_prompt
 from engine.sim.simulation import Simulation
 from engine.vault.summaries import Summary
-
-
-def test_newest_part_keeps_the_end_from_a_word_boundary() -> None:
-    text = "I met Ash in the kitchen. Later I baked bread with Moss."
-    assert newest_part(text, None) == text
-    assert newest_part(text, 1000) == text
-    assert newest_part(text, 22) == "baked bread with Moss."
-
-
-@given(st.text(alphabet="ab ", max_size=200), st.integers(min_value=1, max_value=100))
-def test_newest_part_is_never_longer_than_its_budget(text: str, chars: int) -> None:
-    part = newest_part(text, chars)
-    assert len(part) <= chars
-    assert text.endswith(part)
 
 
 def test_notes_take_at_most_notes_tokens_of_the_knowledge_budget(sim: Simulation) -> None:
@@ -50,15 +33,19 @@ def test_notes_take_at_most_notes_tokens_of_the_knowledge_budget(sim: Simulation
     assert "## Relevant private notes" not in build_prompt(sim, sim.character("Ada"))
 
 
-def test_a_long_summary_is_cut_to_the_actor_profiles_budget(
-    sim: Simulation, vault_dir: Path
-) -> None:
+def test_the_summaries_are_shown_whole_from_first_word_to_last(sim: Simulation) -> None:
+    """The compactor keeps summaries within summary_tokens; the prompt never cuts them
+    (the long-term summary is the agent's whole history)."""
     bo = sim.character("Bo")
     mind = sim.minds["bo"]
-    long = " ".join(f"Sentence number {i} of a very long summary." for i in range(200))
-    recent = Summary(long, 0, 0, 0, "2026-11-23T00:00:00Z")
-    mind.summaries = dataclasses.replace(mind.summaries, recent=recent)
+    longterm = " ".join(f"Sentence number {i} of my long past." for i in range(60))
+    recent = " ".join(f"Recent sentence {i} of mine." for i in range(30))
+    mind.summaries = dataclasses.replace(
+        mind.summaries,
+        longterm=Summary(longterm, 0, 0, 0, "2026-11-23T00:00:00Z"),
+        recent=Summary(recent, 0, 0, 0, "2026-11-23T00:00:00Z"),
+    )
     prompt = build_prompt(sim, bo)
-    assert "Sentence number 199" in prompt  # the newest part stays
-    assert "Sentence number 0 " not in prompt
-    assert len(prompt) < len(long)
+    assert f"## Older memories (summary)\n{longterm}\n" in prompt
+    assert f"## Recent past (summary)\n{recent}\n" in prompt
+    assert sim.compactor.summary_chars == 300 * 3.5  # the actor's summary_tokens

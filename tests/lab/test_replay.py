@@ -34,11 +34,12 @@ characters:
 REPLIES = ["say Good morning", "look", "@dig The Shed -> A lean-to of planks.", "go north",
            "say The bread is warm", "go south", "emote stretches", "look"]  # fmt: skip
 KNOWLEDGE = ['[{"type": "fact", "text": "The bread is warm in the morning."}]']
+TALKED = "They talked in the hall about the bread and the morning, and I listened."
 
 
 @pytest.fixture
 def stub() -> Iterator[StubOllama]:
-    with StubOllama(REPLIES, models=["tiny"], jitter=0.03, seed=5, summary="They talked.",
+    with StubOllama(REPLIES, models=["tiny"], jitter=0.03, seed=5, summary=TALKED,
                     knowledge=KNOWLEDGE * 3) as server:  # fmt: skip
         yield server
 
@@ -193,7 +194,7 @@ def test_a_run_with_retried_and_garbled_calls_replays(
     place) and garbage replies the thinker asked again about: the tape has them all."""
     monkeypatch.delenv("MUDSIM_LLM_URL", raising=False)
     faults = FaultSchedule(fail_every=4, garbage_every=7)
-    with StubOllama(REPLIES, models=["tiny"], jitter=0.03, seed=9, summary="They talked.",
+    with StubOllama(REPLIES, models=["tiny"], jitter=0.03, seed=9, summary=TALKED,
                     knowledge=KNOWLEDGE * 3, faults=faults) as stub:  # fmt: skip
         run_dir = record(tmp_path, stub, capsys)
         assert stub.injected["fail"] > 0
@@ -223,3 +224,45 @@ def test_a_headless_fork_whose_turns_are_done_waits_for_its_last_knowledge_passe
               if c["kind"] == "extraction" and c["turn"] >= 2]  # fmt: skip
     assert at_end, "no knowledge pass at the fork's end"
     assert all(c.get("error") is None for c in at_end)  # none cut short by the grace
+
+
+CROWD = """\
+name: Crowd
+rooms:
+  - {id: hall, name: The Hall, description: A long hall.}
+characters:
+""" + "".join(
+    f"  - {{name: Ag{n}, type: agent, location: hall, profile: A talker., immediate_window: 2, "
+    "recent_window: 2}\n"
+    for n in range(4)
+)
+
+
+def test_a_crowd_whose_turns_waited_for_memory_replays_byte_identical(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four agents in one room, windows 2/2, answers in random order from four slots:
+    turns wait for memory (the gate's holds and their seconds are in the vault), and the
+    replay, following the tape, holds them at the same places."""
+    monkeypatch.delenv("MUDSIM_LLM_URL", raising=False)
+    world, vault = tmp_path / "crowd.yaml", tmp_path / "vault"
+    world.write_text(CROWD, encoding="utf-8")
+    (vault / "config").mkdir(parents=True)
+    (vault / "config" / "memory_compaction.md").write_text("---\nknowledge: false\n---\n")
+    with StubOllama(["say Good morning to you all", "say The bread is warm today"],
+                    models=["tiny"], jitter=0.02, seed=4, summary=TALKED) as stub:  # fmt: skip
+        endpoint = f"{{url: '{stub.url}', kind: ollama, model: tiny, slots: 4}}"
+        (vault / "config" / "llm.md").write_text(f"---\nendpoints: [{endpoint}]\n---\n")
+        code = main(["run", str(world), "--vault", str(vault), "--headless", "--turns", "8",
+                     "--seed", "2"])  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+    (run,) = runs(vault)
+    states = [json.loads((vault / "agents" / f"Ag{n}" / "memory-state.json").read_text())
+              for n in range(4)]  # fmt: skip
+    assert sum(s["held_for_memory"]["turns"] for s in states) > 0, "no turn waited"
+    assert json.loads((run.folder / "run.json").read_text())["memory_gate"] is True
+    new = tmp_path / "replayed"
+    code = main(["replay", str(run.folder), "--vault", str(new)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "byte-identical" in out

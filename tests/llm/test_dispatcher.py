@@ -305,22 +305,27 @@ async def test_a_waiting_summary_goes_first_once_enough_turns_bypassed_it(
     assert dispatcher.fairness.most_bypassed[Priority.SUMMARY] == summary_at - 1
 
 
-async def test_a_request_that_does_not_age_waits_by_its_priority_alone(stub: StubOllama) -> None:
-    """A player's summary (``ages=False``) lets every waiting turn go first; an agent's
-    goes after four."""
+async def test_a_patient_request_lets_more_turns_go_first_and_an_urgent_one_none(
+    stub: StubOllama,
+) -> None:
+    """A player's summary (``patience=2``) lets twice as many waiting turns go first as an
+    agent's (four); an urgent one (a character whose memory holds the turns) goes first."""
     stub.delay = 0.02
     backend = OllamaBackend(stub.url, timeout=httpx.Timeout(5.0))
     dispatcher = Dispatcher([Endpoint(stub.url, backend)], retry=FAST_RETRY, bypass_limit=4)
     busy = asyncio.create_task(dispatcher.generate(_request("busy")))
     await asyncio.sleep(0.01)
-    patient = replace(_request("player summary", Priority.SUMMARY), ages=False)
+    patient = replace(_request("player summary", Priority.SUMMARY), patience=2)
+    urgent = replace(_request("urgent summary", Priority.SUMMARY), urgent=lambda: True)
     queued = [
         asyncio.create_task(dispatcher.generate(patient)),
         asyncio.create_task(dispatcher.generate(_request("agent summary", Priority.SUMMARY))),
     ]
-    queued += [asyncio.create_task(dispatcher.generate(_request(f"t{n}"))) for n in range(1, 7)]
+    queued += [asyncio.create_task(dispatcher.generate(_request(f"t{n}"))) for n in range(1, 11)]
+    queued.append(asyncio.create_task(dispatcher.generate(urgent)))
     await asyncio.gather(busy, *queued)
     await dispatcher.aclose()
     served = [body["prompt"] for body in stub.requests]
-    assert served == ["busy", "t1", "t2", "t3", "t4", "agent summary", "t5", "t6", "player summary"]
-    assert dispatcher.fairness.most_bypassed[Priority.SUMMARY] == 4
+    assert served == ["busy", "urgent summary", "t1", "t2", "t3", "t4", "agent summary",
+                      "t5", "t6", "t7", "t8", "player summary", "t9", "t10"]  # fmt: skip
+    assert dispatcher.fairness.most_bypassed[Priority.SUMMARY] == 8

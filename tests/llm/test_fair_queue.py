@@ -140,10 +140,10 @@ def test_stats_keep_the_most_bypassed() -> None:
     assert (stats.granted[1], stats.most_bypassed[1]) == (3, 3)
 
 
-# An operation with patience: ("push", (priority, ages)), ("pop", _) or ("cancel", index)
+# An operation with patience: ("push", (priority, patience)), ("pop", _) or ("cancel", index)
 MIXED = st.lists(
     st.one_of(
-        st.tuples(st.just("push"), st.tuples(PRIORITIES, st.booleans())),
+        st.tuples(st.just("push"), st.tuples(PRIORITIES, st.integers(1, 4))),
         st.tuples(st.just("pop"), st.just(0)),
         st.tuples(st.just("cancel"), st.integers(0, 50)),
     ),
@@ -152,7 +152,7 @@ MIXED = st.lists(
 
 
 @given(MIXED, LIMITS)
-def test_a_patient_request_goes_only_when_nothing_better_or_overdue_waits(
+def test_a_patient_request_waits_longer_but_never_without_limit(
     operations: list[tuple[str, object]], limit: int
 ) -> None:
     queue = FairQueue[int](bypass_limit=limit)
@@ -160,25 +160,54 @@ def test_a_patient_request_goes_only_when_nothing_better_or_overdue_waits(
     for number, (kind, value) in enumerate(operations):
         if kind == "push":
             assert isinstance(value, tuple)
-            priority, ages = value
-            waiting.append(queue.push(number, priority, ages=ages))
+            priority, patience = value
+            waiting.append(queue.push(number, priority, patience=patience))
         elif kind == "pop" and waiting:
-            overdue = any(queue.overdue(entry) for entry in waiting)
             head = queue.pop()
             waiting.remove(head)
-            if not head.ages:
-                assert head.bypassed == 0
-                assert not overdue
+            if not queue.overdue(head):  # it went by priority: nothing better waited
                 assert all(entry.priority >= head.priority for entry in waiting)
         elif kind == "cancel" and waiting:
             queue.remove(waiting.pop(int(str(value)) % len(waiting)))
-        for entry in waiting:  # the ageing ones keep their bound; the patient never age
-            assert entry.bypassed <= limit if entry.ages else entry.bypassed == 0
+        for entry in waiting:  # each keeps its own bound: its patience times the limit
+            assert entry.bypassed <= limit * entry.patience
 
 
-def test_a_players_summary_lets_every_turn_go_first() -> None:
+def test_a_players_summary_lets_more_turns_go_first_but_not_all() -> None:
     queue = FairQueue[str](bypass_limit=4)
-    queue.push("player summary", 1, ages=False)
-    for n in range(6):
+    queue.push("agent summary", 1)
+    queue.push("player summary", 1, patience=4)
+    for n in range(30):
         queue.push(f"turn {n}", 0)
-    assert [queue.pop().item for _ in range(7)][-1] == "player summary"
+    order = [queue.pop().item for _ in range(32)]
+    assert order.index("agent summary") == 4
+    assert order.index("player summary") == 16 + 1  # 16 turns, and the agent's summary
+
+
+@given(st.lists(st.tuples(PRIORITIES, st.booleans()), min_size=1, max_size=40), LIMITS)
+def test_an_urgent_request_goes_before_everything_oldest_first(
+    pushes: list[tuple[int, bool]], limit: int
+) -> None:
+    queue = FairQueue[int](bypass_limit=limit)
+    urgent = {n for n, (_, flag) in enumerate(pushes) if flag}
+    for n, (priority, _) in enumerate(pushes):
+        queue.push(n, priority, urgent=(lambda n=n: n in urgent))  # type: ignore[misc]
+    served = [queue.pop().item for _ in range(len(urgent))]
+    assert served == sorted(urgent)
+
+
+def test_urgency_is_asked_each_time_the_head_is_chosen() -> None:
+    queue = FairQueue[str](bypass_limit=4)
+    late = {"now": False}
+    queue.push("summary", 1, urgent=lambda: late["now"])
+    queue.push("turn 1", 0)
+    queue.push("turn 2", 0)
+    assert queue.pop().item == "turn 1"
+    late["now"] = True  # the character fell behind while it waited
+    assert queue.pop().item == "summary"
+    assert queue.pop().item == "turn 2"
+
+
+def test_patience_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="patience"):
+        FairQueue[str]().push("x", 1, patience=0)

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.memory.summary_grammar import SUMMARY_CONSTRAINT, unwrap_summary
+from engine.memory.summary_quality import MIN_WORDS
 
 PATTERN = SUMMARY_CONSTRAINT.json_schema["properties"]["summary"]["pattern"]
 
@@ -28,6 +29,7 @@ def test_what_a_small_model_writes_instead_does_not() -> None:
     assert not _ok("I counted 2111242232 loaves. Then I slept well.")
     assert not _ok("I said hello,. Then we went out.")  # a comma before the stop
     assert not _ok("I went out. " * 6)  # five sentences at most
+    assert not _ok("I went out. We slept.")  # under the gate's eight words
 
 
 def test_a_json_reply_is_unwrapped_and_anything_else_kept() -> None:
@@ -42,4 +44,4 @@ def test_a_json_reply_is_unwrapped_and_anything_else_kept() -> None:
 def test_every_summary_in_the_language_is_short_and_one_paragraph(text: str) -> None:
     assert "\n" not in text
     assert text.startswith("I")
-    assert len(text.split()) <= 5 * 20
+    assert MIN_WORDS <= len(text.split()) <= 5 * 20

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from engine.agents.compactor import MAX_REJECTIONS
 from engine.errors import LLMUnavailableError, VaultError
+from engine.llm.fake import fake_summary
 from engine.llm.request import Generation, LLMRequest
 from engine.memory.status import MemoryStatus, SummaryInfo
 from engine.memory.summary_prompts import MERGE_CUE
@@ -98,6 +99,7 @@ def test_status_json_has_the_contract_keys_and_nulls_for_missing_summaries() -> 
         "name": "Ada", "type": "agent", "memories": 130, "boundary": 0, "verbatim": 66,
         "immediate_window": 64, "recent_window": 64, "next_compaction_at": 130,
         "in_flight": False, "failures": 0, "last_error": None,
+        "held_for_memory": {"turns": 0, "seconds": 0.0},
         "short_term": None, "long_term": None, "hidden_in_last_prompt": None,
         "knowledge": None,
     }  # fmt: skip
@@ -380,7 +382,7 @@ class FlakySummarizer:
         self.log.append((step, self.boundary(), outcome))
         if outcome in RAISED:
             raise RAISED[outcome]
-        text = REJECTED.get(outcome, f"I noted thing number {len(self.log)}.")
+        text = REJECTED.get(outcome) or fake_summary(prompt)  # (one about its memories)
         if outcome == "echo":
             text = prompt.split("\n\n", 1)[0]
         return Generation(text=text, done_reason="length" if outcome == "cut" else "stop")
@@ -449,9 +451,11 @@ def _check_after(sim: Simulation, llm: FlakySummarizer) -> None:
     assert [start for start, _ in ranges] == ends[:-1], "a gap or an overlap"
     assert ends[-1] == bo.boundary == bo.store.load().boundary
     assert len(set(ranges)) == len(ranges) == len({path for path, _ in history})
-    # every failed attempt counted, and always with a reason
+    # every failed attempt counted, and always with a reason (an attempt asks for the
+    # merge and the chunk's summary side by side: one or both of its calls failed)
     failed = [entry for entry in llm.log if entry[2] != "ok"]
-    assert bo.failures == len(failed) == sim.compactor.tally.failed
+    assert bo.failures == sim.compactor.tally.failed
+    assert bo.failures <= len(failed) <= 2 * bo.failures
     state = sim.vault.read_state(bo.character.folder)
     assert state.failures == bo.failures
     assert not state.in_flight

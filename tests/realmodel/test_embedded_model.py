@@ -5,6 +5,7 @@ must hold whatever the model says: every reply is a valid command, compaction co
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -203,3 +204,34 @@ def _no_endpoints():  # type: ignore[no-untyped-def]
     from engine.config import LLMConfig
 
     return LLMConfig()
+
+
+async def test_a_summarizer_with_a_1024_token_context_never_wedges_on_a_long_chunk(
+    tmp_path: Path, backend: LocalBackend
+) -> None:
+    """Issue 29: the chunk prompt was never fitted to the summarizer's num_ctx; the
+    embedded model refused it ("Requested tokens (1636) exceed context window of 1024")
+    and the same request was retried without end. Now it is fitted (or, refused, counted
+    as a rejection), and the chunk commits."""
+    world = tmp_path / "lonely.yaml"
+    world.write_text(LONELY)
+    vault = tmp_path / "vault"
+    (vault / "config").mkdir(parents=True)
+    (vault / "config" / "llm.md").write_text(
+        "---\nprofiles:\n  summarizer:\n    options: {num_predict: 48, num_ctx: 1024}\n---\n"
+    )
+    sim = Simulation.open(vault, world)
+    try:
+        sim.compactor.first_delay = sim.compactor.max_delay = 0.01
+        sim.start_compaction(backend, {c: MODEL_NAME for c in sim.minds})
+        solo = sim.character("Solo")
+        for n in range(5):  # windows 2/2: M = 5 makes the first chunk due; unfitted, two
+            # such memories (some 2,300 tokens) are more than the context holds
+            sim.execute(solo, f"think Ledger {n}: " + "a long line of the stone ledger " * 110)
+        assert len(sim.minds[solo.id].tail[0].text) > 3_500
+        await asyncio.wait_for(sim.compactor.settle(120), 150)
+        mind = sim.minds[solo.id]
+        assert mind.boundary == 2
+        assert mind.failures <= 3
+    finally:
+        sim.close()

@@ -19,6 +19,11 @@ from engine.sim.run import make_thinkers
 from engine.sim.simulation import LLMLink, Simulation
 
 
+def said(number: int) -> str:
+    """The backend's ``number``-th summary (one the quality gate takes)."""
+    return f"Summary {number}: I had many a thought about my memories and noted them down."
+
+
 class Backend:
     """Summaries are numbered; a warm request can fail or wait on request."""
 
@@ -46,7 +51,7 @@ class Backend:
                 raise LLMUnavailableError("the model went away")
             return Generation(text="x", prompt_tokens=len(prompt) // 4, completion_tokens=1)
         summaries = sum(1 for r, _ in self.calls if r.role == "summarizer")
-        return Generation(text=f"Summary {summaries}.", prompt_tokens=10, completion_tokens=3)
+        return Generation(text=said(summaries), prompt_tokens=10, completion_tokens=3)
 
     def roles(self) -> list[str]:
         return [request.role for request, _ in self.calls]
@@ -79,8 +84,8 @@ async def test_the_new_prompt_is_warmed_once_before_the_last_commit(sim: Simulat
     assert request.priority is Priority.SUMMARY
     assert request.constrain is False
     assert request.agent == "Bo"
-    assert "Summary 1." in prompt  # the prompt as the next turn sees it: L and the new S
-    assert "Summary 2." in prompt
+    assert said(1) in prompt  # the prompt as the next turn sees it: L and the new S
+    assert said(2) in prompt
     assert prompt.rstrip().endswith("~Bo>")
 
 
@@ -142,7 +147,7 @@ async def test_the_next_turn_extends_the_warmed_prompt(sim: Simulation) -> None:
     warmed = llm.calls[-1][1]
     turn = build_prompt(sim, sim.world.characters["bo"])
     memories_end = warmed.index("\n---\n", warmed.index("\n---\n") + 1)
-    assert "Summary 1." in warmed[:memories_end]
+    assert said(1) in warmed[:memories_end]
     assert turn[:memories_end] == warmed[:memories_end]
 
 
@@ -156,7 +161,7 @@ async def test_turns_during_the_warm_see_the_old_summaries_and_the_commit_counts
     await asyncio.wait_for(llm.warming.wait(), 5)
     bo = sim.minds["bo"]
     assert (bo.boundary, bo.summaries.recent) == (0, None)  # not committed yet
-    assert "Summary 1." not in build_prompt(sim, sim.world.characters["bo"])
+    assert said(1) not in build_prompt(sim, sim.world.characters["bo"])
     run(sim, "Bo", "think One more while the model warms.")
     llm.release.set()
     await sim.compactor.settle(5)

@@ -72,6 +72,8 @@ def test_a_one_minute_soak_keeps_every_agent_going_and_shows_its_failures(
     assert report["injected"]["hang"] > 0
     assert report["injected"]["fail"] > 0
     assert report["injected"]["garbage"] > 0
+    assert report["injected"]["garbage:summary"] > 0
+    assert report["garbage_stored"] == 0  # the gate kept every garbage summary out
     for name, agent in report["agents"].items():
         assert min(agent["turns_by_quarter"]) > 0, (name, agent)
         assert agent["compactions"] > 0, (name, agent)

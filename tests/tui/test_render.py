@@ -3,6 +3,8 @@ says when it fills, and the last pass's failure shows."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from engine.memory.knowledge import Stamp
 from engine.tui.render import knowledge_text
 from engine.vault.knowledge_store import PassRecord
@@ -81,3 +83,38 @@ def test_the_cost_lines_sort_by_agent_tokens_seconds_or_calls() -> None:
     assert cost_lines({}, "agent") == []
     many = {f"A{n}": Cost(Counter(turn=1)) for n in range(6)}
     assert cost_lines(many, "agent")[-1] == " ... and 2 more (mudsim cost)"
+
+
+def test_the_llm_panel_says_when_memory_holds_the_turns() -> None:
+    from engine.tui.render import MemoryHold, memory_hold_lines
+
+    assert memory_hold_lines(None) == []
+    assert memory_hold_lines(MemoryHold(0, [], 0, 0.0)) == []  # memory keeps up: nothing
+    assert memory_hold_lines(MemoryHold(3, ["Ada", "Bo"], 7, 2.25)) == [
+        "Held for memory: 3 turns (behind: Ada, Bo)",
+        "Memory holds: 7 turns, 2.2 s",
+    ]
+    assert memory_hold_lines(MemoryHold(0, [], 1, 0.5)) == ["Memory holds: 1 turn, 0.5 s"]
+
+
+async def test_memory_hold_reads_the_gate_and_every_characters_record(tmp_path: Path) -> None:
+    from helpers import FIXTURE_WORLD
+
+    from engine.llm.fake import ScriptedBackend
+    from engine.memory.record import MemoryKind
+    from engine.sim.simulation import Simulation
+    from engine.tui.render import memory_hold
+
+    world = tmp_path / "world.yaml"
+    world.write_text(FIXTURE_WORLD, encoding="utf-8")
+    sim = Simulation.open(tmp_path / "vault", world)
+    try:
+        sim.compactor.llm = ScriptedBackend()
+        bo = sim.minds["bo"]
+        while bo.count - bo.boundary < 12:  # windows 4/4: behind at I + 2R
+            bo.record(MemoryKind.THOUGHT, "A thought.", location=None, occupants=[])
+        sim.minds["ada"].held_turns, sim.minds["ada"].held_seconds = 2, 1.5
+        hold = memory_hold(sim)
+        assert (hold.behind, hold.turns, hold.seconds) == (["Bo"], 2, 1.5)
+    finally:
+        sim.close()

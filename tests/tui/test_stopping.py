@@ -37,7 +37,7 @@ async def test_q_counts_down_the_work_in_flight_until_the_app_exits(tmp_path: Pa
 
         model.release("actor", "say Done.")
         await until(lambda: "finishing 1 turn and 1 summary" in status_text(app))
-        model.release("summarizer", "Pat greeted the hall three times, one word at a time.")
+        model.release("summarizer", "Pat greeted the hall four times, one word at a time.")
         await until(lambda: "finishing 1 turn and 0 summaries" in status_text(app))
         await pilot.pause(0.3)
         assert app.return_code is None  # still waiting for the last turn
@@ -49,7 +49,7 @@ async def test_q_counts_down_the_work_in_flight_until_the_app_exits(tmp_path: Pa
     assert any("Me too." in text for text in said)
     recent = app.sim.minds["bo"].summaries.recent
     assert recent is not None
-    assert recent.text == "Pat greeted the hall three times, one word at a time."
+    assert recent.text == "Pat greeted the hall four times, one word at a time."
     app.sim.close()
 
 
@@ -80,7 +80,7 @@ async def test_a_second_q_stops_at_once_and_every_journal_is_whole(tmp_path: Pat
     assert [call.cancelled() for call in model.waiting["summarizer"]] == [True]
 
     vault = tmp_path / "vault"
-    assert counts == {"Ada": 3, "Bo": 3, "Pat": 3}
+    assert counts == {"Ada": 4, "Bo": 4, "Pat": 4}
     for folder, count in counts.items():
         lines = _journal_lines(vault, folder)
         assert [line["seq"] for line in lines] == list(range(count))
@@ -159,7 +159,7 @@ async def test_the_stop_waits_for_the_knowledge_passes_it_starts_and_says_so(
         assert status_text(app).startswith("Stopping: finishing 2 turns, 1 summary and 2 ")
         model.release("actor", "say Done.")
         model.release("actor", "say Me too.")
-        model.release("summarizer", "Pat greeted the hall three times, one word at a time.")
+        model.release("summarizer", "Pat greeted the hall four times, one word at a time.")
         model.release("consolidator", "[]")
         await until(lambda: "0 summaries and 1 knowledge pass..." in status_text(app))
         assert app.return_code is None  # still waiting for the last pass

@@ -34,13 +34,14 @@ characters:
     profile: A quiet smith.
     description: Broad shoulders, a leather apron.
     immediate_window: 1
-    recent_window: 1
+    recent_window: 2
   - name: Pat
     type: player
     location: hall
     description: A traveller in a grey cloak.
 """
-"""Bo's windows are 1 and 1: his third memory makes a compaction due."""
+"""Bo's windows are 1 and 2: his fourth memory makes a compaction due (and his fifth
+would be one too many for the memory gate: turns would wait)."""
 
 
 class GatedModel:
@@ -102,10 +103,10 @@ async def until(check: Callable[[], bool], limit: float = 10.0) -> None:
 
 
 async def hold_work(app: MudsimApp, model: GatedModel, pilot: Pilot[None]) -> None:
-    """Two turns and one summary in flight, held by ``model``: Pat speaks three times
-    (Bo's third memory makes his compaction due), then n starts a round."""
+    """Two turns and one summary in flight, held by ``model``: Pat speaks four times
+    (Bo's fourth memory makes his compaction due), then n starts a round."""
     pat = app.sim.character("Pat")
-    for word in ("one", "two", "three"):
+    for word in ("one", "two", "three", "four"):
         app.sim.execute(pat, f"say Hello {word}.")
     await until(lambda: model.held("summarizer") == 1)
     await pilot.press("n")

@@ -36,7 +36,16 @@ CONFIG_DEFAULTS = {
     "limits.md": LimitsConfig(),
     "record.md": RecordConfig(),
 }
-STATE_KEYS = {"memories", "boundary", "in_flight", "failures", "last_error", "updated"}
+STATE_KEYS = {
+    "memories",
+    "boundary",
+    "in_flight",
+    "failures",
+    "last_error",
+    "rejections",
+    "held_for_memory",
+    "updated",
+}
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
