@@ -1,14 +1,33 @@
 """Do summaries keep up with agents acting back to back? (``python scripts/bench.py fairness``)
 
-The real Scheduler, Thinkers, Compactor and Dispatcher; each agent alone in a room,
-thinking back to back (so every turn is one memory, its own), windows 4/4 (I = R = 4),
-against a model that answers at once (or after ``delay`` seconds). Two set-ups from
-issue 13: 5 agents on one slot, 3 agents on a 4-slot server; each with the dispatcher's
-aging (``bypass_limit`` 4) and, for comparison, strict priority (what main did before).
+The real Scheduler, Thinkers, Compactor, memory gate and Dispatcher, against a model
+that answers after ``delay`` seconds; each figure is the median of ``REPEATS`` runs.
 
-Per run: the largest M - b any agent reached (the target is at most I + 2R = 12: never
-more than one due chunk waiting), the most turn dispatches a summary request waited
-through (target: at most 4), the summaries' share of the calls, turns per second.
+**Alone** (issue 13): each agent alone in a room, thinking back to back (every turn is one
+memory, its own), windows 4/4: 5 agents on one slot and 3 on a 4-slot server, each with
+the dispatcher's aging (``bypass_limit`` 4) and strict priority. Per run: the largest
+M - b any agent reached (target: at most I + 2R = 12), the most turn dispatches a summary
+request waited through (target: at most 4), the summaries' share of the calls, turns a
+second.
+
+**Crowds** (issue 29): every agent in one room, saying things (so every line is a memory
+for all of them), on one slot: 5 agents at windows 4/4 and 8/8, 10 agents at 16/16, and
+5 agents at 4/4 with a player who speaks after every turn. Per crowd, under
+``crowd_<agents>in1_w<R>[_player]_``:
+
+- ``peak_unsummarized_agents`` / ``_players``: the largest M - b, looked at after every
+  event and turn (targets: ``bound_agents`` = I + 2R + slots, ``bound_players`` = I + 4R);
+- ``turns_per_s``, and ``ungated_turns_per_s`` with the memory gate off (what main did
+  before back-pressure: faster, because its summaries fall behind without limit, as
+  ``ungated_peak_unsummarized_agents`` shows): what the back-pressure costs;
+- ``compaction_s``: the median time of one compaction, from its first request to its
+  commit; ``held_s_per_turn``: the most any agent's turns waited for memory, per turn it
+  took (``held_for_memory``); ``held_per_turn_in_compactions``: the one over the other
+  (target: at most 1, no agent's turn delayed by more than one compaction per turn);
+  ``held_s_per_hold``: how long a turn that waited waited, on average.
+
+``gate_us_per_turn``: what the memory gate costs a turn that does not wait (50
+characters looked at twice).
 """
 
 from __future__ import annotations
@@ -16,11 +35,12 @@ from __future__ import annotations
 import asyncio
 import statistics
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench_common import REPEATS
 
+from engine.agents.memory import MemoryStream
 from engine.agents.thinker import Turn
 from engine.llm.dispatcher import Dispatcher, Endpoint
 from engine.llm.request import Generation, LLMRequest, Priority
@@ -31,39 +51,64 @@ from engine.sim.simulation import Simulation
 WINDOW = 4
 TURNS_PER_AGENT = 60
 SETUPS = ((5, 1), (3, 4))
-"""(agents, slots)."""
+"""(agents, slots) of the agents alone."""
+CROWDS = ((5, 4, False), (5, 8, False), (10, 16, False), (5, 4, True))
+"""(agents, window, a player beside them), all in one room on one slot."""
+CROWD_WORLD_TURNS = 20
+"""A crowd runs this many turns in all per memory of its window (some 20 compactions of
+each agent)."""
+CROWD_DELAY = 0.002
+"""Seconds each call of a crowd takes (a fast server), so that waits can be timed."""
+SUMMARY = "I listened to everyone in the room say something, and I said something too."
 
 
-def fairness_world(agents: int, window: int = WINDOW) -> str:
+def fairness_world(agents: int, window: int = WINDOW, *, crowd: bool = False,
+                   player: bool = False) -> str:  # fmt: skip
+    rooms = 1 if crowd else agents
     lines = ["name: Fairness", "rooms:"]
-    for n in range(agents):
+    for n in range(rooms):
         lines += [f"  - id: r{n}", f"    name: Room {n}", "    description: A bare room."]
     lines.append("characters:")
     for n in range(agents):
-        lines += [f"  - name: Agent{n}", "    type: agent", f"    location: r{n}",
-                  "    profile: A thinker.", f"    immediate_window: {window}",
+        lines += [f"  - name: Agent{n}", "    type: agent", f"    location: r{0 if crowd else n}",
+                  "    profile: A talker.", f"    immediate_window: {window}",
                   f"    recent_window: {window}"]  # fmt: skip
+    if player:
+        lines += ["  - name: Pat", "    type: player", "    location: r0",
+                  f"    immediate_window: {window}", f"    recent_window: {window}"]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
+@dataclass
 class PromptModel:
-    """Answers after ``delay`` s: a new thought for a turn, one fixed summary otherwise."""
+    """Answers after ``delay`` s: a new line for a turn (``verb``), one fixed summary
+    otherwise; notes when each character's compaction sent its first request."""
 
-    def __init__(self, delay: float = 0.0) -> None:
-        self.delay = delay
-        self.turns = 0
-        self.summaries = 0
+    delay: float = 0.0
+    verb: str = "think"
+    turns: int = 0
+    summaries: int = 0
+    first_request: dict[str | None, float] = field(default_factory=dict)
+    compactions: list[float] = field(default_factory=list)
 
     async def generate(self, request: LLMRequest) -> Generation:
+        loop = asyncio.get_running_loop()
+        if request.role == "summarizer":
+            self.first_request.setdefault(request.agent, loop.time())
         await asyncio.sleep(self.delay)
         request.prompt()
         if request.role == "actor":
             self.turns += 1
-            text = f"think Thought number {self.turns}."
+            text = f"{self.verb} Something number {self.turns}."
         else:
             self.summaries += 1
-            text = "I sat alone and thought about many things."
-        return Generation(text=text, prompt_tokens=10, completion_tokens=5)
+            text = SUMMARY
+        return Generation(text=text, prompt_tokens=10, completion_tokens=5, done_reason="stop")
+
+    def committed(self, mind: MemoryStream) -> None:
+        started = self.first_request.pop(mind.character.name, None)
+        if started is not None:
+            self.compactions.append(asyncio.get_running_loop().time() - started)
 
     async def aclose(self) -> None:
         return None
@@ -77,28 +122,53 @@ class FairnessRun:
     """The most turn dispatches one summary request waited through."""
     summary_share: float
     turns_per_second: float
+    peak_players: int = 0
+    held_s_per_turn: float = 0.0
+    """The most an agent's turns waited for memory, per turn it took."""
+    held_s_per_hold: float = 0.0
+    """How long a turn that waited for memory waited, on average."""
+    compaction_s: float = 0.0
+    """The median time of one compaction, from its first request to its commit."""
 
 
 async def fairness_run(
     agents: int, slots: int, *, bypass_limit: int | None = 4, delay: float = 0.0,
-    turns_per_agent: int = TURNS_PER_AGENT,
+    turns_per_agent: int = TURNS_PER_AGENT, window: int = WINDOW, crowd: bool = False,
+    player: bool = False, gate: bool = True,
 ) -> FairnessRun:  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         world = Path(tmp) / "fair.yaml"
-        world.write_text(fairness_world(agents), encoding="utf-8")
+        world.write_text(fairness_world(agents, window, crowd=crowd, player=player), "utf-8")
         sim = Simulation.open(Path(tmp) / "vault", world)
-        model = PromptModel(delay)
+        model = PromptModel(delay, "say" if crowd else "think")
         dispatcher = Dispatcher([Endpoint("model", model, slots=slots)], bypass_limit=bypass_limit)
-        ids = list(sim.minds)
-        sim.start_compaction(dispatcher, dict.fromkeys(ids, "tiny"))
+        sim.knowledge.enabled = False  # only turns and summaries share the slots here
+        sim.memory_gate.enabled = gate
+        told = sim.compactor.committed
+
+        def committed(mind: MemoryStream) -> None:
+            model.committed(mind)
+            if told is not None:
+                told(mind)
+
+        sim.compactor.committed = committed
+        ids = [c.id for c in sim.world.characters.values() if c.type == "agent"]
+        sim.start_compaction(dispatcher, dict.fromkeys(sim.minds, "tiny"))
         thinkers = make_thinkers(sim, dict.fromkeys(ids, "tiny"))
         scheduler = Scheduler(sim, dispatcher, thinkers, seed=1, speed=1e6)
-        peak = 0
+        someone = next((c for c in sim.world.characters.values() if c.type == "player"), None)
+        peaks = {"agent": 0, "player": 0}
+        spoken = 0
 
         def watch(happening: Happening) -> None:
-            nonlocal peak
+            nonlocal spoken
+            for mind in sim.minds.values():
+                kind = mind.character.type
+                peaks[kind] = max(peaks[kind], mind.count - mind.boundary)
             if isinstance(happening, Turn):
-                peak = max(peak, *(m.count - m.boundary for m in sim.minds.values()))
+                if someone is not None:
+                    spoken += 1
+                    sim.execute(someone, f"say I am still here, number {spoken}.")
                 if sum(scheduler.turns_taken.values()) >= turns_per_agent * agents:
                     scheduler.stop()
 
@@ -114,11 +184,18 @@ async def fairness_run(
         finally:
             sim.close()
         calls = model.turns + model.summaries
+        held = [sim.minds[a].held_seconds / max(1, scheduler.turns_taken[a]) for a in ids]
+        holds = sum(sim.minds[a].held_turns for a in ids)
+        waited = sum(sim.minds[a].held_seconds for a in ids)
         return FairnessRun(
-            peak_unsummarized=peak,
+            peak_unsummarized=peaks["agent"],
             most_bypassed=dispatcher.fairness.most_bypassed[Priority.SUMMARY],
             summary_share=model.summaries / calls if calls else 0.0,
             turns_per_second=sum(scheduler.turns_taken.values()) / elapsed,
+            peak_players=peaks["player"],
+            held_s_per_turn=max(held, default=0.0),
+            held_s_per_hold=waited / holds if holds else 0.0,
+            compaction_s=statistics.median(model.compactions) if model.compactions else 0.0,
         )
 
 
@@ -137,9 +214,74 @@ def bench_fairness() -> dict[str, float]:
             out[f"{key}_most_bypassed"] = statistics.median(r.most_bypassed for r in runs)
             out[f"{key}_summary_share_pct"] = 100 * statistics.median(r.summary_share for r in runs)
             out[f"{key}_turns_per_s"] = statistics.median(r.turns_per_second for r in runs)
+    for agents, window, player in CROWDS:
+        out |= bench_crowd(agents, window, player)
+    out["gate_us_per_turn"] = statistics.median(bench_gate() for _ in range(REPEATS))
+    return out
+
+
+def bench_gate(turns: int = 20_000) -> float:
+    """Microseconds the memory gate adds to a turn in a world of 50 characters (5 rooms)
+    that keeps up: one ``turn`` with its two looks (before the ask, before the command)."""
+    from bench_common import world_yaml
+
+    from engine.llm.fake import ScriptedBackend
+
+    with tempfile.TemporaryDirectory() as tmp:
+        world = Path(tmp) / "gate.yaml"
+        world.write_text(world_yaml(5, 50), encoding="utf-8")
+        sim = Simulation.open(Path(tmp) / "vault", world)
+        sim.compactor.llm = ScriptedBackend()  # summaries can be made: the gate looks
+        mind = next(iter(sim.minds.values()))
+
+        async def turns_through_the_gate() -> float:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            for _ in range(turns):
+                async with sim.memory_gate.turn(mind) as hold:
+                    await hold()
+                    await hold()
+            return (loop.time() - started) / turns * 1e6
+
+        try:
+            return asyncio.run(turns_through_the_gate())
+        finally:
+            sim.close()
+
+
+def bench_crowd(agents: int, window: int, player: bool, slots: int = 1) -> dict[str, float]:
+    """One crowd, gated and ungated (see the module)."""
+    key = f"crowd_{agents}in1_w{window}" + ("_player" if player else "")
+    turns = -(-CROWD_WORLD_TURNS * window // agents)  # each agent's share
+
+    def run(gate: bool) -> list[FairnessRun]:
+        return [asyncio.run(fairness_run(agents, slots, delay=CROWD_DELAY, crowd=True,
+                                         window=window, player=player, gate=gate,
+                                         turns_per_agent=turns)) for _ in range(REPEATS)]  # fmt: skip
+
+    gated, ungated = run(True), run(False)
+    out = {
+        f"{key}_peak_unsummarized_agents": statistics.median(r.peak_unsummarized for r in gated),
+        f"{key}_bound_agents": float(3 * window + slots),
+        f"{key}_turns_per_s": statistics.median(r.turns_per_second for r in gated),
+        f"{key}_ungated_turns_per_s": statistics.median(r.turns_per_second for r in ungated),
+        f"{key}_ungated_peak_unsummarized_agents": statistics.median(
+            r.peak_unsummarized for r in ungated
+        ),
+        f"{key}_compaction_s": statistics.median(r.compaction_s for r in gated),
+        f"{key}_held_s_per_turn": statistics.median(r.held_s_per_turn for r in gated),
+        f"{key}_held_s_per_hold": statistics.median(r.held_s_per_hold for r in gated),
+    }
+    if player:
+        out[f"{key}_peak_unsummarized_players"] = statistics.median(r.peak_players for r in gated)
+        out[f"{key}_bound_players"] = float(5 * window)
+    compaction = out[f"{key}_compaction_s"]
+    out[f"{key}_held_per_turn_in_compactions"] = (
+        out[f"{key}_held_s_per_turn"] / compaction if compaction else 0.0
+    )
     return out
 
 
 if __name__ == "__main__":
     for name, value in bench_fairness().items():
-        print(f"{name:40} {value:10.1f}")
+        print(f"{name:52} {value:10.3f}")
