@@ -124,3 +124,41 @@ def test_an_embedder_profile_makes_each_turn_embed_over_the_stub(
         ran = mudsim("run", world_file, "--vault", vault_dir, "--headless", "--turns", "2")
         assert ran.returncode == 0, ran.stderr
         assert stub.hits["/api/embed"] >= 4  # each turn: its situation (and new items)
+
+
+def test_one_keyword_in_common_is_enough_to_seed_and_no_match_is_said_as_such(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30, item 13: two facts of Bo's with "vorpelwick" are seeded for that one
+    keyword; a keyword none of Bo's entries holds is said to match nothing, not that Bo
+    knows nothing."""
+    _seed(world_file, vault_dir)
+    stamp = Stamp(sim="2026-01-01T08:00", at="2026-11-25T10:00:00Z")
+    store = KnowledgeStore(vault_dir / "agents" / "Bo" / "knowledge")
+    store.save([*store.load(), *[
+        Entry(id=f"ltm-{n}-v{n}", type="fact", content=text, tags=["travel"],
+              source=Source(passes=["20261125-100000"]), created=stamp, updated=stamp)
+        for n, text in ((7, "Vorpelwick lies two days east of the ford."),
+                        (8, "The road to Vorpelwick floods every spring."))
+    ]])  # fmt: skip
+    code, out, err = _cli(capsys, "agent", "new", world_file, "--vault", vault_dir, "--name",
+                          "Wynn", "--keywords", "vorpelwick", "--from", "Bo")  # fmt: skip
+    assert code == 0, err
+    assert "Seeded 2 knowledge entries from Bo (2):" in out
+    assert "Vorpelwick lies two days east of the ford." in out
+    code, out, err = _cli(capsys, "agent", "new", world_file, "--vault", vault_dir, "--name",
+                          "Rook", "--keywords", "zanzibarite", "--from", "Bo")  # fmt: skip
+    assert code == 0, err
+    assert "Nothing to seed its knowledge with: no entry of Bo matches 'zanzibarite'." in out
+    assert "knows nothing" not in out
+
+
+def test_knows_nothing_yet_only_when_the_bank_is_empty(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = mudsim("do", world_file, "--vault", vault_dir, "--as", "Ada", "look")
+    assert done.returncode == 0, done.stderr
+    code, out, err = _cli(capsys, "agent", "new", world_file, "--vault", vault_dir, "--name",
+                          "Wynn", "--keywords", "well", "--from", "Bo")  # fmt: skip
+    assert code == 0, err
+    assert "Nothing to seed its knowledge with: Bo knows nothing yet." in out

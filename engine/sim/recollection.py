@@ -1,8 +1,12 @@
 """What each agent brings to mind, gathered from its files (``engine.memory.retrieval``
 scores it): its knowledge-bank entries, its notes, its handbook's skills and its past
 short-term summaries (the ``recent-*.md`` history: "past experiences") as items, in an
-index rebuilt only when one of those files changed (the bank's and the notes' stamps,
-the summaries' and skills' folders).
+index kept per agent and changed item by item: when one of those sources changed (the
+bank's and the notes' stamps, the summaries' and skills' folders), only that source is
+read again and only the items that differ are updated (``Index.sync``). Before each turn
+(``prepare``) that is done with the files read in a worker thread, so a note, a
+compaction or a knowledge pass neither stalls the turn with a rebuild nor blocks the
+other agents.
 
 Every turn's prompt gets a section chosen for the agent's situation within the actor
 profile's ``knowledge_tokens`` (``section``), ``recall`` answers from the same scorer,
@@ -17,17 +21,17 @@ from __future__ import annotations
 import logging
 import os
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from engine.errors import LLMError, VaultError
 from engine.llm.embedding import Embedder
-from engine.memory.handbook import sections, skill_front_matter, skill_keywords
-from engine.memory.knowledge import Entry
 from engine.memory.retrieval import (
     Chosen,
     Index,
     Item,
+    ItemKind,
     Query,
     Selection,
     related_agents,
@@ -35,10 +39,9 @@ from engine.memory.retrieval import (
     situation_keywords,
 )
 from engine.sim.clock import format_reading
+from engine.sim.recollection_items import SOURCES, entry_item, gather_items
 from engine.vault.knowledge_store import KnowledgeStore
-from engine.vault.vault import Vault
 from engine.world.model import Character
-from engine.world.world import World
 
 if TYPE_CHECKING:
     from engine.sim.simulation import Simulation
@@ -47,8 +50,6 @@ _log = logging.getLogger("mudsim")
 
 FLUSH_EVERY: Final = 100
 """Accesses of one agent's entries kept in memory before they are written to its bank."""
-NOTE_CHARS: Final = 300
-"""A note's text as the prompt shows it (its newest part), at most."""
 SAID_TO_ME: Final = 3
 OWN_COMMANDS: Final = 3
 SCANNED: Final = 200
@@ -63,10 +64,18 @@ EMBEDDED_TOKENS: Final = 400
 OTHER_TOKENS: Final = 2_000
 
 
+@dataclass
+class _Kept:
+    """An agent's index and the version of each source it was last synced with."""
+
+    index: Index = field(default_factory=Index)
+    versions: dict[ItemKind, tuple[object, ...]] = field(default_factory=dict)
+
+
 class Recollection:
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
-        self._indexes: dict[str, tuple[tuple[object, ...], Index]] = {}
+        self._indexes: dict[str, _Kept] = {}
         self._entries: dict[str, tuple[tuple[object, ...], Index]] = {}
         self._files: dict[str, tuple[str, str, str, str]] = {}
         self._built = 0
@@ -85,15 +94,44 @@ class Recollection:
     # -- items -----------------------------------------------------------------------------
 
     def index(self, character: Character) -> Index:
-        """``character``'s items, indexed (built again only when its files changed)."""
-        version = self._version(character)
-        cached = self._indexes.get(character.id)
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        index = Index(self.items(character))
-        self._attach(index)
-        self._indexes[character.id] = (version, index)
-        return index
+        """``character``'s items, indexed (only the sources that changed are read again,
+        only the items that differ updated)."""
+        kept = self._indexes.setdefault(character.id, _Kept())
+        stale = self._stale(character, kept)
+        for kind, version in stale.items():
+            self._sync(
+                kept, kind, version, SOURCES[kind](self.sim.vault, self.sim.world, character)
+            )
+        if stale:
+            self._attach(kept.index)
+        return kept.index
+
+    async def refresh(self, character: Character) -> None:
+        """Bring ``character``'s index up to date: only the sources whose files changed
+        are read again, only the items that differ updated (before its turn, and after a
+        knowledge pass or an undo commits). The files are read here, on the event loop,
+        not in a worker thread: a thread's timing would change the order in which turns
+        and summaries interleave, and a replay must meet them in the recorded order."""
+        self.index(character)
+
+    def _stale(self, character: Character, kept: _Kept) -> dict[ItemKind, tuple[object, ...]]:
+        """The sources of ``character``'s items whose files changed since its index last
+        read them, with their new versions."""
+        bank, summaries, skills, record = map(_stamp, self._paths(character))
+        notes = tuple(
+            (n.title, n.updated, n.sim) for n in self.sim.vault.notes(character.folder).all()
+        )
+        role = (character.name, character.occupation)
+        versions: dict[ItemKind, tuple[object, ...]] = {
+            "entry": (bank, *role), "note": (notes, *role), "skill": (skills, record, *role),
+            "past": (summaries, *role),
+        }  # fmt: skip
+        return {k: v for k, v in versions.items() if kept.versions.get(k) != v}
+
+    @staticmethod
+    def _sync(kept: _Kept, kind: ItemKind, version: tuple[object, ...], items: list[Item]) -> None:
+        kept.index.sync(items, kinds=(kind,))
+        kept.versions[kind] = version
 
     def _entries_index(self, character: Character) -> Index:
         """Another agent's bank entries, indexed, for "related agents" (checked by the
@@ -111,7 +149,8 @@ class Recollection:
             bank = KnowledgeStore(Path(bank_path).parent).load()
         except VaultError:
             bank = []
-        index = Index([_entry_item(e, character) for e in bank])
+        index = cached[1] if cached is not None else Index()
+        index.sync([entry_item(e, character) for e in bank])
         self._entries[character.id] = (version, index)
         return index
 
@@ -127,12 +166,6 @@ class Recollection:
             )  # fmt: skip
         return found
 
-    def _version(self, character: Character) -> tuple[object, ...]:
-        notes = tuple(
-            (n.title, n.updated, n.sim) for n in self.sim.vault.notes(character.folder).all()
-        )
-        return (*map(_stamp, self._paths(character)), notes, character.occupation)
-
     def items(self, character: Character) -> list[Item]:
         return gather_items(self.sim.vault, self.sim.world, character)
 
@@ -145,7 +178,9 @@ class Recollection:
             keywords = situation_keywords(words)
         else:
             keywords = situation_keywords(*situation_texts(self.sim, character))
-        return Query(keywords, _hour(now), character.occupation, character.prioritize_recent)
+        return Query(
+            keywords, _hour(now), character.occupation, character.prioritize_recent, character.name
+        )
 
     def select(self, character: Character, budget: int) -> Selection:
         """What ``character`` brings to mind now, within ``budget`` tokens (never the past
@@ -201,7 +236,8 @@ class Recollection:
         """Before ``character``'s turn, with an embedding model: embed its items that have
         no vector yet (``EMBED_BATCH`` a turn at most) and its situation, so the turn's
         prompt can add semantic similarity. A failed call is logged and only costs the
-        semantic score."""
+        semantic score. First its index is brought up to date (``refresh``)."""
+        await self.refresh(character)
         if self.embedder is None:
             return
         index = self.index(character)
@@ -292,11 +328,6 @@ def situation_texts(sim: Simulation, character: Character) -> list[str]:
             character.goal, character.occupation, *character.tags]  # fmt: skip
 
 
-def _newest_part(body: str) -> str:
-    text = " ".join(body.split())
-    return text if len(text) <= NOTE_CHARS else "…" + text[-NOTE_CHARS:].split(" ", 1)[-1]
-
-
 def _hour(reading: str) -> str:
     """A world-clock reading to the hour: the section stays the same within an hour of
     world time while nothing else changes."""
@@ -309,61 +340,3 @@ def _stamp(path: str) -> tuple[int, int]:
     except OSError:
         return (0, 0)
     return (info.st_mtime_ns, info.st_size)
-
-
-def gather_items(vault: Vault, world: World, character: Character) -> list[Item]:
-    """Every item of ``character``: its bank's entries, notes, skills and past summaries.
-    A bank, a skill or the summaries that do not read are left out (a pass, the handbook
-    or a load says why); a note that does not read is an error, as for the prompt."""
-    role, name = character.occupation, character.name
-    items: list[Item] = []
-    try:
-        bank = KnowledgeStore(vault.agent_dir(character.folder) / "knowledge").load()
-    except VaultError:
-        bank = []
-    items += [_entry_item(e, character) for e in bank]
-    for note in vault.notes(character.folder).all():
-        items.append(Item(f"note:{note.title}", "note", _newest_part(note.body),
-                          f"note '{note.title}'", (), note.title, note.sim, name, role))  # fmt: skip
-    return items + _skills(vault, character) + _past(vault, world, character)
-
-
-def _entry_item(entry: Entry, character: Character) -> Item:
-    return Item(f"entry:{entry.id}", "entry", entry.content,
-                f"knowledge {entry.id} ({entry.type})", tuple(entry.tags),
-                entry.tags[0] if entry.tags else "", entry.updated.sim, character.name,
-                character.occupation, entry.type)  # fmt: skip
-
-
-def _skills(vault: Vault, character: Character) -> list[Item]:
-    store = vault.handbook(character.folder)
-    try:
-        state = store.state()
-        when = state.updated.sim if state else None
-        found = []
-        for skill in store.skills():
-            text = store.skill(skill) or ""
-            front = skill_front_matter(text)
-            steps = " ".join(sections(text).get("Procedure", "").split())
-            line = f"{front.get('description', '').strip(chr(34))} Steps: {steps}".strip()
-            found.append(Item(f"skill:{skill}", "skill", line, f"skill {skill}",
-                              tuple(skill_keywords(text)), skill, when, character.name,
-                              character.occupation, "skill"))  # fmt: skip
-        return found
-    except VaultError:
-        return []
-
-
-def _past(vault: Vault, world: World, character: Character) -> list[Item]:
-    try:
-        history = vault.summaries(character.folder).history()
-    except VaultError:
-        return []
-    found = []
-    for _, summary in history:
-        names = " ".join(world.rooms[r].name for r in summary.rooms if r in world.rooms)
-        found.append(Item(f"past:{summary.covers_from}-{summary.covers_to}", "past",
-                          summary.text,
-                          f"summary of memories #{summary.covers_from}-#{summary.covers_to - 1}",
-                          (), names, summary.sim, character.name, character.occupation))  # fmt: skip
-    return found

@@ -219,3 +219,40 @@ async def test_an_embedding_model_that_fails_costs_only_the_semantic_score(
     sim.recollection.embedder = Embedder(Down(), "tiny")
     await sim.recollection.prepare(sim.character("Ada"))
     assert "- The hall's lamp smokes" in _section(build_prompt(sim, sim.character("Ada")))
+
+
+def test_an_agents_own_occupation_brings_no_unrelated_note_to_mind(sim: Simulation) -> None:
+    """Issue 30, item 10: every note of Ada carries her occupation, as the query's role does;
+    a note with no word of the situation stays out of the prompt."""
+    sim.character("Ada").occupation = "gardener"
+    run(sim, "Ada", "note Ferry -> The river ferry leaves at noon and costs a copper.")
+    for line in ("look", "emote nods.", "think Quiet today."):  # its last commands: not the note
+        assert run(sim, "Ada", line).ok
+    section = _section(build_prompt(sim, sim.character("Ada"), scores=True))  # in The Hall
+    assert "ferry" not in section, section
+
+
+def test_a_new_note_changes_the_index_it_is_in_not_a_new_one(sim: Simulation) -> None:
+    """Issue 30, item 14: a change costs its own update, never a rebuild of the index."""
+    ada = sim.character("Ada")
+    _bank(
+        sim,
+        "Ada",
+        [entry(n, f"Fact {n} about the cellar stairs.", ["cellar"]) for n in range(1, 40)],
+    )
+    index = sim.recollection.index(ada)
+    kept = {i.key: i for i in index.items}
+    run(sim, "Ada", "note Oil -> The lamp oil is kept in the cellar.")
+    assert "- Oil: The lamp oil is kept in the cellar." in _section(build_prompt(sim, ada))
+    assert sim.recollection.index(ada) is index
+    assert {i.key: i for i in index.items if i.key != "note:Oil"} == kept
+
+
+async def test_before_a_turn_the_index_is_brought_up_to_date(sim: Simulation) -> None:
+    """Issue 30, item 14: ``prepare`` (awaited as a turn starts, before its prompt) syncs
+    what a knowledge pass wrote, its files read in a worker thread."""
+    ada = sim.character("Ada")
+    index = sim.recollection.index(ada)
+    _bank(sim, "Ada", [entry(1, "The hall's lamp smokes when the wick is long.", ["hall"])])
+    await sim.recollection.prepare(ada)
+    assert [i.key for i in index.items if i.kind == "entry"] == ["entry:ltm-1-a1"]

@@ -1,0 +1,262 @@
+"""Retrieval's pure parts (``engine.memory.retrieval`` says what they mean): words and
+their Snowball stems, items and queries, relevance, recency, the combined score, the
+classes and where an item goes in the prompt, and what a line costs."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from typing import Final, Literal
+
+import snowballstemmer  # type: ignore[import-untyped]
+
+from engine.memory.knowledge import KnowledgeType
+
+E_FOLDING_DAYS: Final = 7.0
+"""Recency is ``exp(-age_days / 7)``: 7 days is its e-folding time (about 4.9 days to halve)."""
+RECENT_HOURS: Final = 24
+DUPLICATE: Final = 80.0
+"""rapidfuzz similarity (0-100) above which an item repeats one already chosen."""
+KEYWORDS_MAX: Final = 24
+CHARS_PER_TOKEN: Final = 4.0
+OWN_ROLE: Final = 0.1
+"""The bonus of an item whose agent (another agent, never the asking one) has the role."""
+
+ItemKind = Literal["entry", "note", "skill", "past"]
+Place = Literal["fact", "hypothesis", "gap", "recent", "note", "past"]
+
+FACT_WORDS: Final = ("verified", "confirmed", "measured", "proven", "test passed", "validated")
+HYPOTHESIS_WORDS: Final = ("might", "possibly", "could", "maybe", "uncertain")
+GAP_WORDS: Final = ("unknown", "unclear", "need to investigate", "todo", "gap")
+HOW_TO_ACT: Final[frozenset[KnowledgeType]] = frozenset({"mistake", "procedure", "skill"})
+
+HEADINGS: Final[dict[Place, str]] = {
+    "fact": "### Proven Facts (Verified)",
+    "hypothesis": "### Working Hypotheses (Unconfirmed)",
+    "gap": "### Known Knowledge Gaps",
+    "recent": "### Recent Findings (Last 24 Hours)",
+    "note": "## Relevant private notes",
+    "past": "## Related past experiences",
+}
+SUMMARY_HEADING: Final = "## Prior Knowledge Summary"
+RELATED_HEADING: Final = "### Related Agents"
+KNOWLEDGE_PLACES: Final[tuple[Place, ...]] = ("fact", "hypothesis", "gap", "recent")
+OWN_PLACES: Final[tuple[Place, ...]] = ("note", "past")
+
+# fmt: off
+STOPWORDS: Final = frozenset((
+    "the", "and", "for", "with", "from", "into", "this", "that", "there", "here", "your",
+    "you", "are", "was", "were", "has", "have", "had", "not", "but", "its", "his", "her",
+    "their", "them", "they", "she", "him", "who", "what", "when", "where", "which", "then",
+    "than", "also", "just", "very", "some", "any", "all", "out", "off", "over", "under",
+    "about", "again", "once", "only", "own", "same", "too", "can", "will", "would",
+    "should", "could", "might", "must", "does", "did", "doing", "done", "been", "being",
+    "our", "ours",
+))
+# fmt: on
+_WORD: Final = re.compile(r"[^\W_]+")
+_ENGLISH: Final = snowballstemmer.stemmer("english")
+
+
+# --- words ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The word lowercased and stemmed by Snowball's English stemmer ("keys" and "key",
+    "cities" and "city", "running" and "run" are one word); a word in another script
+    comes back lowercased, unchanged."""
+    return str(_ENGLISH.stemWord(word.casefold()))
+
+
+@lru_cache(maxsize=16384)
+def _terms(text: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in _WORD.findall(text.casefold())
+                 if len(w) > 1 and w not in STOPWORDS)  # fmt: skip
+
+
+def terms(text: str) -> list[str]:
+    """The stems of ``text``'s words of two letters or more, stopwords left out (cached:
+    a room's name and description come back every turn)."""
+    return list(_terms(text))
+
+
+def situation_keywords(*texts: str, limit: int = KEYWORDS_MAX) -> tuple[str, ...]:
+    """The distinct stems of ``texts`` (three letters or more), in order, at most ``limit``:
+    pass the room's name and description, who is here, what was last said to the agent,
+    its own last commands, its goal, its role and its tags, most telling first."""
+    found = dict.fromkeys(t for text in texts for t in terms(text) if len(t) > 2)
+    return tuple(found)[:limit]
+
+
+# --- items and scores ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    key: str
+    """Unique among an agent's items (``entry:ltm-3-ab12cd``, ``note:Well`` ...)."""
+    kind: ItemKind
+    text: str
+    origin: str
+    """Where it came from, as a person reads it: ``knowledge ltm-3-ab12cd (fact)``,
+    ``note 'Well'``, ``skill fetch-water``, ``summary of memories #64-#79``."""
+    tags: tuple[str, ...] = ()
+    topic: str = ""
+    sim: str | None = None
+    """When it was made or last changed, on the world clock (``2026-01-01T08:00``)."""
+    agent: str = ""
+    """Whose it is."""
+    agent_role: str = ""
+    entry_type: KnowledgeType | None = None
+
+
+@dataclass(frozen=True)
+class Query:
+    keywords: tuple[str, ...]
+    now: str
+    """The world clock's reading."""
+    role: str = ""
+    prioritize_recent: bool = False
+    agent: str = ""
+    """Who asks: its own items never get the role bonus of their agent (``OWN_ROLE``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    item: Item
+    relevance: float
+    recency: float
+    score: float
+    place: Place
+    semantic: float | None = None
+    """The cosine similarity with the situation, when the item had an embedding."""
+
+    def scores(self) -> str:
+        sem = f", sem {self.semantic:.2f}" if self.semantic is not None else ""
+        return (f"rel {self.relevance:.2f}{sem}, rec {self.recency:.2f}, "
+                f"score {self.score:.2f}, {self.place}")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Selection:
+    chosen: list[Chosen] = field(default_factory=list)
+    related_agents: list[str] = field(default_factory=list)
+    tokens: int = 0
+    """What the chosen lines cost, by the estimate the budget used."""
+
+    def items(self, place: Place) -> list[Chosen]:
+        return [c for c in self.chosen if c.place == place]
+
+
+@lru_cache(maxsize=16384)
+def topic_stems(topic: str) -> frozenset[str]:
+    """The stems of an item's topic (a keyword among them: +0.2)."""
+    return frozenset(_terms(topic))
+
+
+def item_terms(item: Item) -> tuple[str, ...]:
+    """The stems an item is found by: its text's, its topic's and its tags'."""
+    return _terms(" ".join([item.text, item.topic, *item.tags]))
+
+
+def theirs(item: Item, query: Query, role: str) -> bool:
+    """Whether ``item`` gets its agent's role bonus: another agent's, with the role."""
+    return bool(role) and item.agent != query.agent and role in item.agent_role.casefold()
+
+
+def relevance(counts: Mapping[str, int], item: Item, query: Query) -> float:
+    """The seed's relevance of an item whose stems are ``counts`` (see the module)."""
+    matched = [counts[k] for k in query.keywords if counts.get(k)]
+    score = 0.3 * len(matched) + min(0.3, 0.1 * sum(n - 1 for n in matched))
+    role = query.role.casefold().strip()
+    if role and any(role in tag.casefold() for tag in item.tags):
+        score += 0.2
+    if item.topic and not topic_stems(item.topic).isdisjoint(query.keywords):
+        score += 0.2
+    if theirs(item, query, role):
+        score += OWN_ROLE
+    return min(1.0, score)
+
+
+def clock_days(reading: str | None) -> float | None:
+    """A world-clock reading as days since 0001-01-01 (None for no or a bad reading)."""
+    if not reading:
+        return None
+    try:
+        moment = datetime.fromisoformat(reading.strip().replace("Z", ""))
+    except ValueError:
+        return None
+    return moment.toordinal() + (moment.hour * 60 + moment.minute) / 1440.0
+
+
+def recency(age_days: float) -> float:
+    """``exp(-age_days / 7)``; an age below 0 (an item from the clock's future) is 0."""
+    return math.exp(-max(0.0, age_days) / E_FOLDING_DAYS)
+
+
+def combined(relevance: float, recency: float, prioritize_recent: bool = False) -> float:
+    weight = 0.4 if prioritize_recent else 0.7
+    return weight * relevance + (1.0 - weight) * recency
+
+
+def _words(words: Iterable[str]) -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + r")(?!\w)")
+
+
+_FACT: Final = _words(FACT_WORDS)
+_GAP: Final = _words(GAP_WORDS)
+_HYPOTHESIS: Final = _words(HYPOTHESIS_WORDS)
+
+
+def classify(text: str, entry_type: KnowledgeType | None, relevance: float) -> Place | None:
+    """Proven fact, hypothesis or known gap (None: left out; see the module)."""
+    if entry_type in HOW_TO_ACT:
+        return "fact"
+    lowered = text.casefold()
+    if _FACT.search(lowered):
+        return "fact"
+    if _GAP.search(lowered):
+        return "gap"
+    if _HYPOTHESIS.search(lowered):
+        return "hypothesis"
+    return by_relevance(relevance)
+
+
+def by_relevance(relevance: float) -> Place | None:
+    """An entry's class when neither its type nor its words decide."""
+    if relevance > 0.7:
+        return "fact"
+    if relevance > 0.4:
+        return "hypothesis"
+    return None
+
+
+def worded(item: Item) -> Place | None:
+    """An item's class by its type and its words alone (``classify`` at relevance 0)."""
+    return classify(item.text, item.entry_type, 0.0)
+
+
+LINE_CHARS: Final = 320
+"""An item's text as a line shows it, at most (a past summary can be long)."""
+
+
+def line(item: Item) -> str:
+    """An item as the prompt shows it (its text cut at a word past ``LINE_CHARS``)."""
+    text = " ".join(item.text.split())
+    if len(text) > LINE_CHARS:
+        text = text[:LINE_CHARS].rsplit(" ", 1)[0] + "…"
+    if item.kind == "note":
+        return f"- {item.topic}: {text}" if item.topic else f"- {text}"
+    if item.kind == "past" and item.sim:
+        return f"- ({item.sim[:10]}) {text}"
+    return f"- {text}"
+
+
+def estimate(text: str) -> int:
+    """chars / 4, rounded up: a token estimate when the model's is not known."""
+    return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))
