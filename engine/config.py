@@ -138,6 +138,11 @@ class MemoryCompactionConfig(_Settings):
     """Who writes the handbook after a knowledge pass: the consolidator (``llm``), the
     rules (no model), or ``auto``: the rules when the agents think with the embedded
     model, the consolidator otherwise."""
+    fiction_secrets: bool = False
+    """Keep the secrets a story tells in prose ("the code to the safe is 4512", "my PIN
+    is 7731") in what a knowledge pass reads and in the bank and handbook it writes
+    (False: they are redacted). Credential shapes (API keys, tokens, private keys, JWTs,
+    ``password=...``) are redacted whatever this says."""
 
 
 class AIDefaultsConfig(_Settings):

@@ -28,6 +28,7 @@ from engine.agents.thinker import Generator
 from engine.errors import LLMError, VaultError
 from engine.llm.request import LLMRequest, Priority
 from engine.memory.dream import NOTE_TITLE, dream_prompt, montage, sample_fragments
+from engine.memory.secrets import redact
 from engine.memory.summary_grammar import summary_constraint, unwrap_summary
 from engine.memory.summary_quality import judge_summary
 from engine.sim.clock import format_reading, parse_reading
@@ -146,6 +147,9 @@ class Dreams:
             known = [entry.content for entry in KnowledgeStore(folder).load()]
         except VaultError:
             known = []
+        fiction = self.vault.fiction_secrets  # a dream's prompt sees no secret either
+        old = [redact(text, allow_fiction=fiction) for text in old]
+        recent = [redact(text, allow_fiction=fiction) for text in recent]
         return sample_fragments(old, recent, known, self._seed(mind))
 
     @staticmethod

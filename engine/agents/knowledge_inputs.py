@@ -13,7 +13,6 @@ Everything is redacted (``engine.memory.secrets``) before a prompt can see it.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,10 +20,9 @@ from pathlib import Path
 from typing import Final
 
 from engine.agents.memory import MemoryStream
-from engine.memory.knowledge import Entry
 from engine.memory.knowledge_prompts import extraction_prompt
 from engine.memory.record import MemoryRecord
-from engine.memory.secrets import redact
+from engine.memory.secrets import redact as redact_text
 from engine.vault.journal_reader import read_tail
 from engine.vault.notes import NoteStore
 
@@ -61,10 +59,16 @@ def gather_inputs(
     since_seq: int,
     since_at: str | None,
     warn: Callable[[str], None],
+    allow_fiction: bool = False,
 ) -> PassInputs:
     """What changed for ``mind`` since memory ``since_seq`` / wall time ``since_at``
-    (None: since ever). A summary file that does not read raises ``VaultError``."""
+    (None: since ever), redacted (``allow_fiction``: the world's ``fiction_secrets``). A
+    summary file that does not read raises ``VaultError``."""
     end = mind.count
+
+    def redact(text: str) -> str:
+        return redact_text(text, allow_fiction=allow_fiction)
+
     changed = [n for n in notes.all() if since_at is None or n.updated > since_at]
     changed.sort(key=lambda note: note.updated)
     summaries = [
@@ -80,29 +84,28 @@ def gather_inputs(
         records = read_tail(journal, talk_from, warn=warn)[1]
     return PassInputs(
         memories=(min(since_seq, end), end),
-        notes=[(n.title, redact(n.body)) for n in changed if n.body.strip()],
+        notes=[(redact(n.title), redact(n.body)) for n in changed if n.body.strip()],
         summaries=summaries,
         recent=recent,
-        conversations=conversations(records, mind.character.name),
+        conversations=conversations(records, mind.character.name, allow_fiction=allow_fiction),
     )
 
 
-def conversations(records: list[MemoryRecord], name: str) -> dict[str, list[str]]:
+def conversations(
+    records: list[MemoryRecord], name: str, *, allow_fiction: bool = False
+) -> dict[str, list[str]]:
     """Speech to and by ``name``, by partner: who spoke to it, or, for its own words,
     everyone who heard them. Each line cut to ``LINE_CHARS``, the newest kept."""
     lines: dict[str, list[str]] = defaultdict(list)
     for record in records:
         if record.speaker is None:
             continue
-        line = redact(" ".join(record.text.split()))[:LINE_CHARS]
+        line = redact_text(" ".join(record.text.split()), allow_fiction=allow_fiction)
+        line = line[:LINE_CHARS]
         partners = record.occupants if record.speaker == name else [record.speaker]
         for partner in partners:  # words nobody heard are no conversation
             lines[partner].append(line)
     return {p: said[-LINES_PER_PARTNER:] for p, said in lines.items()}
-
-
-def bank_json(bank: list[Entry]) -> str:
-    return json.dumps([entry.model_dump(mode="json") for entry in bank], ensure_ascii=False)
 
 
 def fit_extraction(name: str, now: str, inputs: PassInputs, chars: int) -> str:

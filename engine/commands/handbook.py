@@ -7,6 +7,7 @@ from engine.commands.helpers import memory_owner
 from engine.commands.registry import Arg, ArgKind, Command, Invocation, command
 from engine.commands.result import Result, done, failed
 from engine.errors import VaultError
+from engine.memory.handbook import read_skill_front
 from engine.world.model import Character
 
 COMMANDS: list[Command] = []
@@ -101,4 +102,6 @@ def skill(ctx: CommandContext, call: Invocation) -> Result:
         text = store.skill(found[0])
     except VaultError as exc:
         return failed(str(exc))
-    return done((text or "").strip())
+    problem = read_skill_front(text or "").problem
+    note = f"\n(The skill {found[0]}: {problem}.)" if problem else ""
+    return done((text or "").strip() + note)

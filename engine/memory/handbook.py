@@ -27,6 +27,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+import yaml
+
+from engine.vault.safe_yaml import load_yaml
+
 PROFILE_WORDS: Final = 300
 TIPS_MAX: Final = 80
 SUMMARY_TOKENS: Final = 5_000
@@ -50,7 +54,7 @@ NAME_MAX: Final = 64
 _HEADING = re.compile(r"^## +(.+?)\s*$", re.MULTILINE)
 _NUMBERED = re.compile(r"^\s*\d+[.)]\s+(.*\S)\s*$")
 _COMMENT = re.compile(r"<!--(.*?)-->", re.DOTALL)
-_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
+_FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n?^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -257,30 +261,55 @@ def cluster_keywords(text: str) -> dict[str, list[str]]:
 # --- skills ---------------------------------------------------------------------------
 
 
-def skill_front_matter(skill_md: str) -> dict[str, str]:
-    """The front matter's ``key: value`` lines; a block list (``keywords:`` then
-    ``- a`` lines) comes back as one line, ``[a, b]``."""
+@dataclass(frozen=True)
+class SkillFront:
+    """A SKILL.md's front matter, read by the YAML parser (``engine.vault.safe_yaml``):
+    folded (``>-``) and literal (``|``) blocks, quoted strings and lists read as YAML
+    says. ``problem`` says why it does not read (its ``fields`` then empty); ``raw`` is
+    its text either way."""
+
+    fields: dict[str, object]
+    problem: str | None = None
+    raw: str = ""
+
+
+def read_skill_front(skill_md: str) -> SkillFront:
+    """The front matter between the first two ``---`` lines; no such block is no front
+    matter (empty, no problem). Never raises."""
     match = _FRONT.match(skill_md)
     if match is None:
-        return {}
-    fields: dict[str, str] = {}
-    key = ""
-    listed: list[str] = []
-    for line in match.group(1).splitlines():
-        stripped = line.strip()
-        if stripped.startswith("- ") and key and not fields.get(key):
-            listed.append(stripped[2:].strip())
-            fields[key] = ""
-            continue
-        if listed:
-            fields[key], listed = "[" + ", ".join(listed) + "]", []
-        name, colon, value = line.partition(":")
-        if colon and name.strip() and not line[:1].isspace():
-            key = name.strip()
-            fields[key] = value.strip()
-    if listed:
-        fields[key] = "[" + ", ".join(listed) + "]"
-    return fields
+        return SkillFront({})
+    raw = match.group(1)
+    try:
+        data = load_yaml(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return SkillFront({}, f"its front matter is not valid YAML: {problem}{where}", raw)
+    if data is None:
+        return SkillFront({}, None, raw)
+    if not isinstance(data, dict):
+        return SkillFront({}, "its front matter is not a set of 'key: value' fields", raw)
+    return SkillFront({str(k): v for k, v in data.items()}, None, raw)
+
+
+def skill_front_matter(skill_md: str) -> dict[str, str]:
+    """The front matter's fields as text (a list joined by ``, ``; nothing: ``""``).
+    Front matter that does not read loses nothing: its raw text is the ``description``
+    (``skill_problems`` says what is wrong with it)."""
+    front = read_skill_front(skill_md)
+    if front.problem is not None:
+        return {"description": " ".join(front.raw.split())}
+    return {key: _as_text(value) for key, value in front.fields.items()}
+
+
+def _as_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return ", ".join(_as_text(item) for item in value)
+    return str(value).strip()
 
 
 def skill_problems(name: str, skill_md: str) -> list[str]:
@@ -290,14 +319,17 @@ def skill_problems(name: str, skill_md: str) -> list[str]:
     problems = []
     if not KEBAB.match(name) or len(name) > NAME_MAX:
         problems.append(f"skill name {name!r} is not kebab-case")
-    front = skill_front_matter(skill_md)
-    if not front:
+    read = read_skill_front(skill_md)
+    front = {key: _as_text(value) for key, value in read.fields.items()}
+    if read.problem is not None:
+        problems.append(f"skill {name!r}: {read.problem}")
+    elif not front:
         problems.append(f"skill {name!r} has no front matter")
     else:
         if front.get("name") != name:
             problems.append(f"skill {name!r}: its front matter names {front.get('name')!r}")
         problems += [f"skill {name!r} has no {key}" for key in ("description", "keywords")
-                     if not front.get(key)]  # fmt: skip
+                     if read.fields.get(key) is None]  # fmt: skip
     if not re.search(r"^# Skill: +\S", skill_md, re.MULTILINE):
         problems.append(f"skill {name!r} has no '# Skill:' title")
     found = sections(skill_md)
@@ -306,15 +338,21 @@ def skill_problems(name: str, skill_md: str) -> list[str]:
 
 
 def skill_keywords(skill_md: str) -> list[str]:
-    raw = skill_front_matter(skill_md).get("keywords", "")
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        value = None
-    if isinstance(value, list):
-        return [str(k).strip() for k in value if str(k).strip()]
-    parts = raw.strip().strip("[]").split(",")
-    return [k.strip().strip("'\"") for k in parts if k.strip().strip("'\"")]
+    """The front matter's ``keywords``: a YAML list, or one text of comma-separated
+    words (none when the front matter does not read)."""
+    value = read_skill_front(skill_md).fields.get("keywords")
+    items = value if isinstance(value, list | tuple) else _as_text(value).split(",")
+    return [text for item in items if (text := _as_text(item))]
+
+
+_NOT_YAML = re.compile("[\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+"""Characters JSON leaves as they are and YAML refuses (control and non-characters)."""
+
+
+def _yaml_json(value: object) -> str:
+    """``value`` as JSON that YAML reads back the same."""
+    text = json.dumps(value, ensure_ascii=False)
+    return _NOT_YAML.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def render_skill(
@@ -325,8 +363,8 @@ def render_skill(
     lines = [
         "---",
         f"name: {name}",
-        f"description: {json.dumps(' '.join(description.split()), ensure_ascii=False)}",
-        f"keywords: {json.dumps([' '.join(k.split()) for k in keywords], ensure_ascii=False)}",
+        f"description: {_yaml_json(' '.join(description.split()))}",
+        f"keywords: {_yaml_json([' '.join(k.split()) for k in keywords])}",
         "---",
         "",
         f"# Skill: {' '.join(title.split())}",

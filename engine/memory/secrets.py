@@ -23,15 +23,35 @@ What counts as a secret:
 - ``Bearer <token>`` (8 characters or more with a digit or ``._~+/=``, or 20 or more)
   and the rest of an ``Authorization:`` line after its scheme word.
 
+- Google API keys (``AIza`` and 35 characters) and Stripe secret and restricted keys
+  (``sk_live_``/``rk_live_``/``sk_test_``/``rk_test_``), whole whatever their length;
+- every vendor shape detect-secrets' plugins know (``engine.memory.secret_detectors``:
+  Stripe, Twilio, SendGrid, Mailchimp, npm, PyPI, GitLab, Discord, Telegram, Square,
+  Azure, IBM, JWTs ...), the token cut out whole, a vendor's prefix kept
+  (``SG.[redacted]``, ``eyJ[redacted]``);
+- secrets told in prose (``engine.memory.secret_prose``): "the password is swordfish",
+  "my PIN was 4512", "the code to the safe is 4512", "passphrase: open sesame".
+
+``redact(text, allow_fiction=True)`` keeps what prose tells ("the code to the safe is
+4512" is the story's, in a world that says so: ``fiction_secrets`` in
+``config/memory_compaction.md``) and a bare ``password: swordfish``/``secret: x``, but
+still takes every credential shape: keys and tokens, private keys, JWTs, URL
+credentials, ``Bearer``, ``key=value`` and quoted ``"password": "x"`` assignments.
+
 A word alone is never a secret: "I keep the password in my heart", "skill",
 "task-ready" and "sk" are left as they are. ``redact`` is idempotent, and text holding
-none of ``TRIGGERS`` (compared lower-cased) comes back unchanged.
+none of ``TRIGGERS`` (compared lower-cased) and no token-like run (``secret_detectors.
+might_hold``) comes back unchanged, at the cost of a few substring searches: each
+family of patterns runs only on text holding one of its own triggers.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final, TypeVar, cast
+
+from engine.memory import secret_detectors, secret_prose
 
 REDACTED: Final = "[redacted]"
 
@@ -65,8 +85,13 @@ TRIGGERS: Final[tuple[str, ...]] = (
     "private-key",
     "bearer",
     "authorization",
+    "aiza",
+    "k_live_",
+    "k_test_",
+    *secret_prose.TRIGGERS,
 )
-"""Every match of every pattern holds one of these (ASCII, lower case)."""
+"""Every match of every pattern of this module and of ``secret_prose`` holds one of
+these (ASCII, lower case)."""
 
 _I = re.IGNORECASE | re.ASCII
 
@@ -82,6 +107,8 @@ _SHAPES = re.compile(
     r"|(gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,}"
     r"|(xox[abposr]-)[A-Za-z0-9-]{10,}"
     r"|(AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"
+    r"|(AIza)[0-9A-Za-z_-]{35}"
+    r"|([rs]k_(?:live|test)_)[0-9A-Za-z]{16,}"
     r")"
 )
 _KEY = (
@@ -110,32 +137,56 @@ _AUTHORIZATION = re.compile(
 )
 _CREDENTIAL_LIKE = re.compile(r"[0-9_./+=-]")
 _PROSE_KEYS: Final = ("secret", "token")
+_FICTION_KEYS: Final = ("password", "passwd", "passphrase", "pwd", "secret", "token")
+"""A bare one of these and a colon is prose when fiction is allowed (``password: x``)."""
+_VENDOR_PREFIX = re.compile(
+    r"(?:[rs]k_(?:live|test)_|AIza|SG\.|eyJ|npm_|pypi-|gl[a-z]+-|GR1348941|sq0csp-|xox[a-z]-"
+    r"|AccountKey=|AKC|AC|SK)"
+)
 _MAX_ROUNDS: Final = 8
 
 _T = TypeVar("_T")
 
 
-def redact(text: str) -> str:
-    """``text`` with everything that looks like a secret replaced by ``[redacted]``."""
+def redact(text: str, *, allow_fiction: bool = False) -> str:
+    """``text`` with everything that looks like a secret replaced by ``[redacted]``;
+    ``allow_fiction``: what prose tells is kept, credential shapes are not (see above).
+    Remembered for the last ``_REMEMBERED`` texts: a bank written again at each commit
+    redacts only the entries that changed."""
+    return _redacted(text, allow_fiction) if len(text) <= _LONGEST_REMEMBERED \
+        else _redact(text, allow_fiction)  # fmt: skip
+
+
+_REMEMBERED: Final = 65_536
+_LONGEST_REMEMBERED: Final = 4_096
+
+
+def _redact(text: str, allow_fiction: bool) -> str:
     for _ in range(_MAX_ROUNDS):  # until nothing changes: one pattern's replacement can
-        redacted = _round(text)  # bring another's match together (almost never twice)
+        redacted = _round(text, allow_fiction)  # bring another's match together
         if redacted == text:
             break
         text = redacted
     return text
 
 
-def redact_value(value: _T) -> _T:
+_redacted = functools.lru_cache(maxsize=_REMEMBERED)(_redact)
+
+
+def redact_value(value: _T, *, allow_fiction: bool = False) -> _T:
     """``value`` (JSON-like: dicts, lists, tuples, strings, numbers) with every string
     redacted, and a scalar under a key named like a secret (``"password": "x"``,
-    ``"api_key": 123``) replaced by ``[redacted]`` whole."""
+    ``"api_key": 123``) replaced by ``[redacted]`` whole (fiction or not)."""
     if isinstance(value, str):
-        return cast(_T, redact(value))
+        return cast(_T, redact(value, allow_fiction=allow_fiction))
     if isinstance(value, list | tuple):
-        items = [redact_value(item) for item in value]
+        items = [redact_value(item, allow_fiction=allow_fiction) for item in value]
         return cast(_T, tuple(items) if isinstance(value, tuple) else items)
     if isinstance(value, dict):
-        return cast(_T, {_redact_key(k): _redact_item(k, v) for k, v in value.items()})
+        return cast(_T, {
+            _redact_key(k, allow_fiction): _redact_item(k, v, allow_fiction)
+            for k, v in value.items()
+        })  # fmt: skip
     return value
 
 
@@ -144,13 +195,49 @@ def is_secret_key(name: str) -> bool:
     return _SECRET_KEY_NAME.fullmatch(name) is not None
 
 
-def _round(text: str) -> str:
-    text = _PEM.sub(_pem, text)
-    text = _URL.sub(rf"\1{REDACTED}@", text)
-    text = _SHAPES.sub(_shape, text)
-    text = _ASSIGNMENT.sub(_assignment, text)
-    text = _BEARER.sub(rf"\1{REDACTED}", text)
-    return _AUTHORIZATION.sub(_authorization, text)
+def _has(lowered: str, triggers: tuple[str, ...]) -> bool:
+    return any(trigger in lowered for trigger in triggers)
+
+
+_PEM_TRIGGERS: Final = ("private key",)
+_URL_TRIGGERS: Final = ("://",)
+_SHAPE_TRIGGERS: Final = (
+    "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "akia", "asia",
+    "aiza", "k_live_", "k_test_",
+)  # fmt: skip
+_ASSIGNMENT_TRIGGERS: Final = (
+    "password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "api_key",
+    "api-key", "accesskey", "access_key", "access-key", "privatekey", "private_key",
+    "private-key",
+)  # fmt: skip
+_BEARER_TRIGGERS: Final = ("bearer",)
+_AUTHORIZATION_TRIGGERS: Final = ("authorization",)
+
+
+def _round(text: str, allow_fiction: bool) -> str:
+    lowered = text.lower()
+    if _has(lowered, _PEM_TRIGGERS):
+        text = _PEM.sub(_pem, text)
+    if _has(lowered, _URL_TRIGGERS):
+        text = _URL.sub(rf"\1{REDACTED}@", text)
+    if _has(lowered, _SHAPE_TRIGGERS):
+        text = _SHAPES.sub(_shape, text)
+    if not allow_fiction and secret_prose.mentions(lowered):
+        text = secret_prose.redact_prose(text)
+    if _has(lowered, _ASSIGNMENT_TRIGGERS):
+        text = _ASSIGNMENT.sub(_assignment_in_fiction if allow_fiction else _assignment, text)
+    if _has(lowered, _BEARER_TRIGGERS):
+        text = _BEARER.sub(rf"\1{REDACTED}", text)
+    if _has(lowered, _AUTHORIZATION_TRIGGERS):
+        text = _AUTHORIZATION.sub(_authorization, text)
+    for start, end in reversed(secret_detectors.spans(text)):
+        text = text[:start] + _vendor(text[start:end]) + text[end:]
+    return text
+
+
+def _vendor(secret: str) -> str:
+    prefix = _VENDOR_PREFIX.match(secret)
+    return (prefix[0] if prefix else "") + REDACTED
 
 
 def _pem(match: re.Match[str]) -> str:
@@ -174,6 +261,13 @@ def _assignment(match: re.Match[str]) -> str:
     return key + separator + REDACTED
 
 
+def _assignment_in_fiction(match: re.Match[str]) -> str:
+    key, separator = match[1], match[2]
+    if key.lower() in _FICTION_KEYS and separator.strip() == ":":
+        return match[0]  # "password: swordfish" in a story; "password=x" is a credential
+    return _assignment(match)
+
+
 def _looks_like_one(value: str) -> bool:
     return len(value) >= 16 or _CREDENTIAL_LIKE.search(value) is not None
 
@@ -183,11 +277,11 @@ def _authorization(match: re.Match[str]) -> str:
     return f"{match[1]}{scheme}{REDACTED}"
 
 
-def _redact_key(key: object) -> object:
-    return redact(key) if isinstance(key, str) else key
+def _redact_key(key: object, allow_fiction: bool) -> object:
+    return redact(key, allow_fiction=allow_fiction) if isinstance(key, str) else key
 
 
-def _redact_item(key: object, value: object) -> object:
+def _redact_item(key: object, value: object, allow_fiction: bool) -> object:
     if (
         isinstance(key, str)
         and is_secret_key(key)
@@ -195,4 +289,4 @@ def _redact_item(key: object, value: object) -> object:
         and not isinstance(value, bool)
     ):
         return REDACTED
-    return redact_value(value)
+    return redact_value(value, allow_fiction=allow_fiction)

@@ -76,6 +76,13 @@ under 30%, SELECTIVE to 50%, HEAVY_CUT beyond) is its size in tokens over
 starts no pass at all (not at the end of a run, nor on `@consolidate`): the bank, and the
 handbook written after a pass, stay as they are (an experiment without knowledge).
 
+Secrets never reach a knowledge prompt, the bank, its log, its pass records or the
+handbook: credential shapes (API keys and tokens of every vendor detect-secrets knows,
+private keys, JWTs, URL passwords, `password=...`) and secrets told in prose ("the
+password is swordfish", "my PIN is 4512", "the code to the safe is 4512") are
+`[redacted]`. `fiction_secrets: true` keeps the prose ones, for a world whose story
+has safes and passwords; credential shapes go whatever it says.
+
 # Dreams
 
 `dream` (an agent may type it like any command) asks the consolidator for a dream made

@@ -70,6 +70,9 @@ class Vault:
         self._handbooks: dict[str, HandbookStore] = {}
         self.max_note_bytes: int | None = None
         """The notes' size limit (``config/limits.md``), set by whoever loads the settings."""
+        self.fiction_secrets = False
+        """Whether the knowledge bank and the handbook keep secrets told in prose
+        (``config/memory_compaction.md``), set by whoever loads the settings."""
 
     # -- ownership ----------------------------------------------------------------
     def lock(self) -> VaultLock:
@@ -121,6 +124,7 @@ class Vault:
         store = self._handbooks.get(folder)
         if store is None:
             store = self._handbooks[folder] = HandbookStore(self.agent_dir(folder) / "handbook")
+        store.allow_fiction = self.fiction_secrets
         return store
 
     def notes(self, folder: str) -> NoteStore:
