@@ -21,8 +21,20 @@ The points, where they are and what a kill there leaves behind:
   character's journal (``:N``: N files imported, the rest not, the folder not renamed).
 - ``knowledge-between-phases``: a knowledge pass has its candidates (and read the bank),
   the consolidation call has not been made; nothing is written.
-- ``knowledge-after-log``: a pass's log lines are appended, the bank is not written.
+- ``knowledge-after-plan``: a pass's commit plan (``knowledge/.committing.json``) is
+  written, nothing of it applied: the pass is committed, the next reader applies it.
+- ``knowledge-after-log``: the plan's log lines are appended, the bank is not written.
 - ``knowledge-after-bank``: the bank is written, the pass record is not.
+- ``knowledge-after-record``: the record is written, the plan not removed (nor the
+  handbook written: the next run writes it again by the rules, from the bank).
+- ``undo-after-plan``, ``undo-after-log``, ``undo-after-bank``: the same three points of
+  an undo's commit (``@knowledge undo``; its handbook is written after the commit).
+- ``knowledge-seed-before-world``: ``mudsim agent new`` has planned the new agent's seed
+  (its knowledge folder holds the plan), the character is not committed: the agent
+  does not exist, and the next ``agent new`` of that name clears the plan and starts over.
+- ``knowledge-seed-after-world``: the character is committed (``world.yaml``), its seed
+  not applied yet: the next process to read its bank applies it. The seed's own
+  commit passes the pass's points, ``knowledge-after-plan`` and the rest.
 - ``handbook-mid-write``: after each handbook file a write replaced (``:N``: N files
   written, the rest and ``handbook.json`` not; the ``.writing`` plan left behind).
 """

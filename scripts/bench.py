@@ -1,7 +1,7 @@
 """mudsim benchmarks (run by hand; never part of the test suite).
 
     python scripts/bench.py            # every benchmark
-    python scripts/bench.py engine     # one or more of: engine, dispatch, pool, fairness, memory, tui, commands, journal, retrieval, local, telnet, sweep
+    python scripts/bench.py engine     # one or more of: engine, dispatch, pool, fairness, memory, tui, commands, journal, retrieval, knowledge, local, telnet, sweep
     python scripts/bench.py retrieval --json   # only the JSON object
     python scripts/bench.py play [--llm URL|local|local:NAME] [--model M] [--turns N] [--seed S] [--log FILE] [--world W]
 
@@ -28,6 +28,7 @@ from pathlib import Path
 
 from bench_common import REPEATS, summary, world_yaml
 from bench_fairness import bench_fairness
+from bench_knowledge import bench_knowledge
 from bench_llm import bench_dispatch, bench_engine, bench_pool
 from bench_local import bench_local
 from bench_memory import bench_memory
@@ -113,6 +114,7 @@ BENCHMARKS: dict[str, Callable[[], Figures]] = {
     "commands": bench_commands,
     "journal": bench_journal,
     "retrieval": bench_retrieval,
+    "knowledge": bench_knowledge,
     "local": bench_local,
     "sweep": bench_sweep,
     "telnet": bench_telnet,

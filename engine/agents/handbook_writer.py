@@ -41,6 +41,7 @@ from engine.memory.handbook_prompts import (
 from engine.memory.handbook_rules import Agent, PassEvidence, rules_handbook, supported_skill
 from engine.memory.json_reply import ReplyUnparseable
 from engine.memory.knowledge import Entry, Stamp
+from engine.memory.knowledge_view import bank_digest
 from engine.memory.record import utc_now
 from engine.vault.handbook_store import HandbookState, HandbookStore
 from engine.vault.knowledge_store import KnowledgeStore, PassRecord
@@ -91,18 +92,15 @@ class HandbookWriter:
         self, mind: MemoryStream, knowledge: KnowledgeStore, store: HandbookStore
     ) -> HandbookState:
         """Write ``mind``'s handbook from its bank and pass records (``VaultError`` when
-        a file cannot be read or written; the model's failures fall back to the rules)."""
-        entries = knowledge.load()
-        records = [r for r in knowledge.passes() if r.status != "failed"]
-        evidence = [
-            PassEvidence(r.pass_id, record_path(r.pass_id), tuple(knowledge.extracted(r)))
-            for r in records
-        ]
-        state = store.state()
-        now = Stamp(sim=self.clock(), at=utc_now())
-        through = records[-1].pass_id if records else None
+        a file cannot be read or written; the model's failures fall back to the rules,
+        as does a bank that changed while the model wrote: an undo stays undone)."""
         fallback = None
         if self.chosen() == "llm":
+            entries = knowledge.load()
+            records = [r for r in knowledge.passes() if r.status != "failed"]
+            evidence = _evidence(knowledge, records)
+            state = store.state()
+            now = Stamp(sim=self.clock(), at=utc_now())
             existing = store.read()
             mode: Mode = "INCREMENTAL" if existing is not None else "INIT"
             since = state.through_pass if existing is not None and state is not None else None
@@ -114,17 +112,49 @@ class HandbookWriter:
                 fallback = f"the model's handbook was not usable ({one_line(exc)})"
                 _log.info("handbook of %s: %s; the rules write it", mind.character.name, fallback)
             else:
-                handbook = _supported(handbook, entries, evidence)
-                written = store.write(handbook, HandbookState(method="llm", mode=mode,
-                                                              through_pass=through, updated=now))  # fmt: skip
-                self._done(mind, llm=True)
-                return written
-        handbook = rules_handbook(self.describe(mind), entries, evidence)
-        written = store.write(handbook, HandbookState(method="rules", mode="RULES",
-                              through_pass=through, updated=now, fallback=fallback))  # fmt: skip
+                digest = bank_digest(entries)
+                if bank_digest(knowledge.load()) == digest:
+                    handbook = _supported(handbook, entries, evidence)
+                    through = records[-1].pass_id if records else None
+                    written = store.write(handbook, HandbookState(
+                        method="llm", mode=mode, through_pass=through, updated=now,
+                        bank_digest=digest))  # fmt: skip
+                    self._done(mind, llm=True)
+                    return written
+                fallback = "the knowledge bank changed while the model wrote the handbook"
+        return self.write_by_rules(mind, knowledge, store, fallback=fallback)
+
+    def write_by_rules(
+        self, mind: MemoryStream, knowledge: KnowledgeStore, store: HandbookStore,
+        fallback: str | None = None,
+    ) -> HandbookState:  # fmt: skip
+        """Write ``mind``'s handbook by the rules, now, from the bank as it is (after an
+        undo, and for a handbook its bank has moved past)."""
+        entries = knowledge.load()
+        records = [r for r in knowledge.passes() if r.status != "failed"]
+        now = Stamp(sim=self.clock(), at=utc_now())
+        through = records[-1].pass_id if records else None
+        handbook = rules_handbook(self.describe(mind), entries, _evidence(knowledge, records))
+        written = store.write(handbook, HandbookState(
+            method="rules", mode="RULES", through_pass=through, updated=now,
+            fallback=fallback, bank_digest=bank_digest(entries)))  # fmt: skip
         self.tally.fallbacks += fallback is not None
         self._done(mind, llm=False)
         return written
+
+    @staticmethod
+    def behind(knowledge: KnowledgeStore, store: HandbookStore) -> bool:
+        """A handbook written from another bank than the one there is now (or none, for
+        a bank with entries). A handbook from before the digest is taken as it is."""
+        try:
+            state = store.state() if store.exists() else None
+            if state is None:
+                return HandbookWriter.missing(knowledge, store)
+            return (
+                state.bank_digest is not None and bank_digest(knowledge.load()) != state.bank_digest
+            )
+        except VaultError:
+            return False  # a file to fix first: the write would fail on it too
 
     async def write_quietly(
         self, mind: MemoryStream, knowledge: KnowledgeStore, store: HandbookStore,
@@ -186,6 +216,13 @@ class HandbookWriter:
             except (HandbookInvalid, ReplyUnparseable) as exc:
                 problem = exc
         raise problem
+
+
+def _evidence(knowledge: KnowledgeStore, records: Sequence[PassRecord]) -> list[PassEvidence]:
+    return [
+        PassEvidence(r.pass_id, record_path(r.pass_id), tuple(knowledge.extracted(r)))
+        for r in records
+    ]
 
 
 def record_path(pass_id: str) -> str:

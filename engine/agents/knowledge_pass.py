@@ -28,28 +28,28 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from engine.agents.handbook_writer import HandbookWriter
-from engine.agents.knowledge_inputs import PassInputs, bank_json, fit_extraction, gather_inputs
+from engine.agents.knowledge_consolidation import applied_reply, keep_notes, pass_source
+from engine.agents.knowledge_inputs import PassInputs, fit_extraction, gather_inputs
 from engine.agents.memory import MemoryStream
 from engine.agents.supervisor import Supervisor, one_line
 from engine.agents.thinker import Generator
 from engine.errors import LLMError, VaultError
 from engine.faults import crash_point
 from engine.llm.request import Constraint, LLMRequest, Priority
-from engine.memory.json_reply import ReplyUnparseable, parse_json_reply
-from engine.memory.knowledge import Entry, Source, Stamp, new_entry_id
-from engine.memory.knowledge_guards import superseded_deletes_only, without_fragments
+from engine.memory.json_reply import ReplyUnparseable
+from engine.memory.knowledge import Entry, Stamp, new_entry_id
+from engine.memory.knowledge_grammar import CANDIDATES_MAX, OPERATIONS_MAX
+from engine.memory.knowledge_guards import no_growth
 from engine.memory.knowledge_ops import (
     Applied,
     Candidate,
     Capacity,
     add_all,
-    apply_operations,
     candidates_from_reply,
     capacity,
-    carries,
     note_candidates,
-    parse_operations,
     shown_entries,
+    shown_json,
     substantive,
 )
 from engine.memory.knowledge_prompts import (
@@ -59,7 +59,7 @@ from engine.memory.knowledge_prompts import (
 )
 from engine.memory.record import utc_now
 from engine.memory.secrets import redact
-from engine.vault.knowledge_store import KnowledgeStore, PassRecord
+from engine.vault.knowledge_store import KnowledgeStore, PassRecord, UndoOutcome
 from engine.vault.vault import Vault
 
 ATTEMPTS: Final = 3
@@ -137,10 +137,14 @@ class KnowledgePasses:
     tally: KnowledgeTally = field(default_factory=KnowledgeTally)
     handbook: HandbookWriter | None = None
     """Writes each agent's handbook after its passes (None: no handbook)."""
+    committed: Callable[[MemoryStream], None] | None = None
+    """Told after each commit that changed a bank (a pass, an undo): retrieval's index is
+    brought up to date then, off the agent's next turn."""
 
     # -- looking ---------------------------------------------------------------------------
     def store(self, mind: MemoryStream) -> KnowledgeStore:
-        return KnowledgeStore(self.vault.agent_dir(mind.character.folder) / "knowledge")
+        folder = self.vault.agent_dir(mind.character.folder) / "knowledge"
+        return KnowledgeStore(folder, allow_fiction=self.vault.fiction_secrets)
 
     def agent(self, mind: MemoryStream) -> AgentKnowledge:
         return self.agents.setdefault(mind.character.id, AgentKnowledge())
@@ -152,6 +156,42 @@ class KnowledgePasses:
             last = self.store(mind).last_pass()
             known.since = last.memories[1] if last is not None and last.memories else 0
         return known.since
+
+    # -- undoing -----------------------------------------------------------------------------
+    def undo(self, mind: MemoryStream) -> UndoOutcome | None:
+        """``@knowledge undo``: the bank as it was before its newest pass not undone, and
+        the handbook written again from it by the rules in the same step (a failure to
+        write it is said and counted; the undo stands). A pass in flight commits on the
+        bank as it finds it then (``KnowledgeStore.commit_pass``): nothing undone comes
+        back. ``VaultError`` when the bank cannot be read or written."""
+        store = self.store(mind)
+        outcome = store.undo()
+        if outcome is not None:
+            self._rules_handbook(mind, store)
+            if self.committed is not None:
+                self.committed(mind)
+        return outcome
+
+    def catch_up_handbooks(self, minds: list[MemoryStream]) -> None:
+        """Write again, by the rules, each agent's handbook that its bank has moved past
+        (a process killed between a commit and its handbook, an undo by hand)."""
+        if self.handbook is None:
+            return
+        for mind in minds:
+            if mind.character.type != "agent":
+                continue
+            store = self.store(mind)
+            if self.handbook.behind(store, self.vault.handbook(mind.character.folder)):
+                self._rules_handbook(mind, store)
+
+    def _rules_handbook(self, mind: MemoryStream, store: KnowledgeStore) -> None:
+        if self.handbook is None:
+            return
+        try:
+            self.handbook.write_by_rules(mind, store, self.vault.handbook(mind.character.folder))
+        except (VaultError, OSError) as exc:
+            self.handbook.failed(mind, exc)
+            self.warn(f"the handbook of {mind.character.name} was not written: {one_line(exc)}")
 
     # -- starting ----------------------------------------------------------------------------
     def poke(self, mind: MemoryStream) -> None:
@@ -258,6 +298,7 @@ class KnowledgePasses:
             since_seq=last.memories[1] if last is not None and last.memories else 0,
             since_at=last.started.at if last is not None else None,
             warn=self.warn,
+            allow_fiction=self.vault.fiction_secrets,
         )
 
     async def _pass(self, worker: _Worker) -> None:
@@ -294,11 +335,15 @@ class KnowledgePasses:
         crash_point("knowledge-between-phases")
         applied, tier, fallback, cap = Applied(bank=bank, changes=[]), "GENEROUS", None, None
         if candidates:
-            cap = capacity(bank_json(bank), self.context_tokens)
+            cap = capacity(shown_json(bank), self.context_tokens)
             tier = cap.tier
             applied, fallback = await self._consolidate(worker, bank, candidates, cap,
                                                         pass_id, inputs)  # fmt: skip
-            applied = self._keep_notes(applied, candidates, from_notes, inputs, pass_id)
+            now = Stamp(sim=self.clock(), at=utc_now())
+            applied = keep_notes(applied, candidates, from_notes, pass_id=pass_id, now=now,
+                                 source=pass_source(inputs))  # fmt: skip
+            if tier == "HEAVY_CUT":
+                applied = no_growth(applied, len(bank))
         counts: dict[str, int] = {}
         for change in applied.changes:
             counts[change.op] = counts.get(change.op, 0) + 1
@@ -315,7 +360,7 @@ class KnowledgePasses:
             }
         )
         triples = [(c.type, c.content, list(c.tags)) for c in candidates]
-        store.commit_pass(pass_id, tier, applied.changes, applied.bank, done, triples)
+        store.commit_pass(pass_id, tier, applied.changes, done, triples)
         known = self.agent(mind)
         known.since, known.failures, known.last_error = inputs.memories[1], 0, None
         self.tally.passes += 1
@@ -323,6 +368,8 @@ class KnowledgePasses:
         self.tally.fallbacks += fallback is not None
         if applied.changes or candidates:
             await self._write_handbook(mind, store)
+        if applied.changes and self.committed is not None:
+            self.committed(mind)
 
     def _handbook_missing(self, mind: MemoryStream, store: KnowledgeStore) -> bool:
         handbook = self.vault.handbook(mind.character.folder)
@@ -348,7 +395,7 @@ class KnowledgePasses:
     ) -> tuple[list[Candidate], list[Candidate]]:
         """(the model's candidates that read as knowledge, redacted; the facts made from
         notes none of them carries). ``PassFailed`` when no reply parses."""
-        mind = worker.mind
+        mind, fiction = worker.mind, self.vault.fiction_secrets
         prompt = fit_extraction(mind.character.name, now, inputs, self._prompt_chars())
         problem = "no reply"
         for _ in range(ASKS):
@@ -359,10 +406,14 @@ class KnowledgePasses:
                 problem = f"the extraction reply did not parse ({exc})"
                 continue
             kept = [  # a model may repeat a secret it saw: it goes no further
-                Candidate(type=c.type, content=redact(c.content), tags=[redact(t) for t in c.tags])
+                Candidate(
+                    type=c.type,
+                    content=redact(c.content, allow_fiction=fiction),
+                    tags=[redact(t, allow_fiction=fiction) for t in c.tags],
+                )
                 for c in found
                 if substantive(c.content)
-            ]
+            ][:CANDIDATES_MAX]  # an unconstrained reply may list more than it was asked
             return kept, note_candidates(inputs.notes, kept)
         raise PassFailed(problem)
 
@@ -377,9 +428,10 @@ class KnowledgePasses:
     ) -> tuple[Applied, str | None]:
         mind = worker.mind
         now = Stamp(sim=self.clock(), at=utc_now())
-        source = _source(inputs)
+        source = pass_source(inputs)
         budget = self._prompt_chars() // 2
-        shown, left_out = shown_entries(bank, candidates, budget)
+        answerable = OPERATIONS_MAX - len(candidates)  # a reply answers each shown entry
+        shown, left_out = shown_entries(bank, candidates, budget, answerable)
         prompt = consolidation_prompt(mind.character.name, cap, shown, left_out, candidates)
         ids = {k: entry.id for k, entry in shown}
 
@@ -391,49 +443,17 @@ class KnowledgePasses:
                 problem = f"the consolidation call failed ({one_line(exc)})"
                 break
             try:
-                parsed = without_fragments(
-                    parse_operations(_operations(text), ids, len(candidates))
-                )
+                applied, ignored = applied_reply(text, ids, bank, candidates, cap.tier,
+                                                 pass_id=pass_id, now=now, source=source)  # fmt: skip
             except ReplyUnparseable as exc:
                 problem = f"the consolidation reply did not parse ({exc})"
                 continue
-            if cap.tier == "GENEROUS":
-                parsed = superseded_deletes_only(parsed, bank, candidates)
-            for why in parsed.ignored:
+            for why in ignored:
                 _log.info("knowledge pass of %s: ignored %s", mind.character.name, why)
-            applied = apply_operations(bank, parsed, candidates, pass_id=pass_id, now=now,
-                                       source=source, new_id=new_entry_id)  # fmt: skip
             return applied, None
         applied = add_all(bank, candidates, pass_id=pass_id, now=now, source=source,
                           new_id=new_entry_id)  # fmt: skip
         return applied, f"{problem}: every candidate added"
-
-    def _keep_notes(
-        self,
-        applied: Applied,
-        candidates: list[Candidate],
-        from_notes: list[Candidate],
-        inputs: PassInputs,
-        pass_id: str,
-    ) -> Applied:
-        """The notes' own facts that consolidation let go (a weak model SKIPs what it
-        should keep) and that no entry carries, added after all: what an agent wrote
-        down always reaches its bank."""
-        missing = [
-            c for c in from_notes if not any(carries(e.content, c.content) for e in applied.bank)
-        ]
-        if not missing:
-            return applied
-        now = Stamp(sim=self.clock(), at=utc_now())
-        extra = add_all(applied.bank, missing, pass_id=pass_id, now=now, source=_source(inputs),
-                        new_id=new_entry_id)  # fmt: skip
-        changes = [
-            c.model_copy(update={"candidate": candidates.index(missing[c.candidate])})
-            if c.candidate is not None
-            else c
-            for c in extra.changes
-        ]
-        return Applied(bank=extra.bank, changes=[*applied.changes, *changes])
 
     async def _ask(
         self, worker: _Worker, prompt: str, constraint: Callable[[], Constraint], purpose: str
@@ -487,22 +507,3 @@ class KnowledgePasses:
             for task in tasks:
                 task.cancel()
             raise
-
-
-def _source(inputs: PassInputs) -> Source:
-    """What a pass read, for its entries' ``source`` (the pass id is added on apply)."""
-    start, end = inputs.memories
-    return Source(
-        memories=[inputs.memories] if end > start else [],
-        notes=[title for title, _ in inputs.notes],
-    )
-
-
-def _operations(text: str) -> Any:
-    """The reply's JSON, which must hold a list of operations (bare, or under
-    ``operations``); ``ReplyUnparseable`` otherwise."""
-    value = parse_json_reply(text)
-    listed = value.get("operations") if isinstance(value, dict) else value
-    if not isinstance(listed, list):
-        raise ReplyUnparseable("the reply holds no list of operations")
-    return value

@@ -13,7 +13,7 @@ from typing import Protocol
 from engine.commands.registry import Registry
 from engine.vault.accounts import AccountStore
 from engine.vault.handbook_store import HandbookStore
-from engine.vault.knowledge_store import KnowledgeStore
+from engine.vault.knowledge_store import KnowledgeStore, UndoOutcome
 from engine.vault.notes import NoteStore
 from engine.world.events import EventKind
 from engine.world.model import Character
@@ -65,6 +65,10 @@ class CommandContext(Protocol):
 
     def knowledge(self, character: Character) -> KnowledgeStore:
         """``character``'s knowledge bank, its pass records and its log."""
+
+    def undo_knowledge(self, character: Character) -> UndoOutcome | None:
+        """Undo ``character``'s newest knowledge pass and write its handbook again from
+        the bank it leaves (None: no pass left to undo). ``VaultError`` on a bad bank."""
 
     def consolidate(self, character: Character) -> str:
         """Start a knowledge pass for ``character`` now; say what will happen."""

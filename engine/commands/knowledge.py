@@ -76,7 +76,7 @@ def _undo(ctx: CommandContext, words: list[str]) -> Result:
     if isinstance(target, Result):
         return target
     try:
-        outcome = ctx.knowledge(target).undo()
+        outcome = ctx.undo_knowledge(target)
     except VaultError as exc:
         return failed(str(exc))
     whose = "your" if target is ctx.caller else f"{target.name}'s"
@@ -84,7 +84,8 @@ def _undo(ctx: CommandContext, words: list[str]) -> Result:
         return failed(f"There is no knowledge pass of {whose} left to undo.")
     return done(
         f"Undid knowledge pass {outcome.pass_id} of {whose} bank: {outcome.restored} "
-        f"entr{'ies' if outcome.restored != 1 else 'y'} put back, {outcome.removed} removed."
+        f"entr{'ies' if outcome.restored != 1 else 'y'} put back, {outcome.removed} removed; "
+        "the handbook is written again from what is left."
     )
 
 

@@ -14,6 +14,7 @@ id is its UTC start, ``YYYYMMDD-HHMMSS`` (``-2``, ``-3`` ... for a same-second o
 
 from __future__ import annotations
 
+import re
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
@@ -39,6 +40,10 @@ TYPE_MEANINGS: Final[dict[KnowledgeType, str]] = {
     "observation": "a pattern, trend or notable behaviour noticed",
     "preference": "what someone likes or wants, in style or approach",
 }
+
+CONTENT_MAX: Final = 400
+"""Characters of an entry's content at most, whatever the decoding (``cut_content``)."""
+_SENTENCE_END: Final = re.compile(r"[.!?…][\"')\]]*\s")
 
 _STRICT = ConfigDict(extra="forbid")
 
@@ -128,3 +133,18 @@ def new_entry_id(taken: list[str] | tuple[str, ...] | set[str], token: str | Non
     """``ltm-<n>-<6 random chars>``, ``n`` one more than the largest in ``taken``."""
     number = max((entry_number(i) for i in taken), default=0) + 1
     return f"ltm-{number}-{token or wallclock.token_hex(3)}"
+
+
+def cut_content(text: str, limit: int = CONTENT_MAX) -> str:
+    """``text`` on one line, within ``limit`` characters: whole as it is when it fits,
+    else cut after its last sentence that fits (when that keeps at least half), else at
+    its last word boundary with "…" (a single word longer than ``limit`` is cut in it)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[: limit + 1]
+    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    if ends and ends[-1] - 1 >= limit // 2:
+        return head[: ends[-1]].rstrip()
+    words = head[: limit - 1].rsplit(" ", 1)[0] if " " in head[: limit - 1] else head[: limit - 1]
+    return words.rstrip(" ,;:-") + "…"

@@ -21,10 +21,10 @@ import json
 from typing import Any, Final
 
 from engine.llm.request import Constraint
+from engine.memory.knowledge import CONTENT_MAX as CONTENT_MAX
 from engine.memory.knowledge import KNOWLEDGE_TYPES
 
 CANDIDATES_MAX: Final = 12
-CONTENT_MAX: Final = 400
 TAGS_MAX: Final = 6
 TAG_MAX: Final = 30
 OPERATIONS_MAX: Final = 40

@@ -1,6 +1,6 @@
 """Rules that keep a weak model's consolidation from harming the bank (pure): contents
-that are not knowledge are set aside, and with room to spare only a superseded entry
-may be deleted."""
+that are not knowledge are set aside, with room to spare only a superseded entry may be
+deleted, and a bank that must shrink (HEAVY_CUT) never ends a pass bigger."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from engine.memory.knowledge import Entry
 from engine.memory.knowledge_candidates import Candidate, carries, substantive
 from engine.memory.knowledge_ops import (
     Add,
+    Applied,
     Delete,
     Operation,
     ParsedOperations,
@@ -59,3 +60,20 @@ def superseded_deletes_only(
             continue
         kept.append(op)
     return ParsedOperations(operations=kept, ignored=ignored)
+
+
+def no_growth(applied: Applied, start: int) -> Applied:
+    """``applied`` with its newest ADDs taken back until the bank holds no more than the
+    ``start`` entries it began with (HEAVY_CUT: a pass may fold knowledge in, never pile
+    it up)."""
+    bank, changes, skipped = list(applied.bank), list(applied.changes), list(applied.skipped)
+    for change in reversed(applied.changes):
+        if len(bank) <= start:
+            break
+        if change.op != "ADD":
+            continue
+        changes.remove(change)
+        bank = [entry for entry in bank if entry.id != change.id]
+        what = "an ADD" if change.candidate is None else f"candidate {change.candidate}"
+        skipped.append(f"{what} left out: the bank must not grow at HEAVY_CUT")
+    return Applied(bank=bank, changes=changes, skipped=skipped)

@@ -4,7 +4,11 @@ Phase 2 (consolidate) replies with operations on the bank, which it sees as smal
 numbers (``[3]``) rather than ids: ``parse_operations`` maps them back and sets aside
 what it cannot use, with a reason; ``apply_operations`` returns the new bank and one
 ``Change`` per entry added, updated or deleted. ``add_all`` is the fallback when
-consolidation fails: every candidate is added, exact duplicates left out.
+consolidation fails: every candidate is added, exact duplicates left out. No entry a pass
+writes is longer than ``CONTENT_MAX`` characters, whatever the decoding: a longer one is
+cut at a sentence or word boundary (``cut_content``), and its ``Change`` says from how
+long (``cut_from``); an entry already in the bank that is too long (from before the cap)
+is cut by the next pass, as an UPDATE.
 
 Re-exported here: phase 1's candidates (``Candidate``, ``parse_candidates``,
 ``candidates_from_reply``: ``engine.memory.knowledge_candidates``), and ``capacity``,
@@ -20,12 +24,14 @@ from typing import Any, Final, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from engine.memory.knowledge import (
+    CONTENT_MAX,
     Earlier,
     Entry,
     KnowledgeType,
     Source,
     Stamp,
     clean_tags,
+    cut_content,
 )
 from engine.memory.knowledge_candidates import Candidate as Candidate
 from engine.memory.knowledge_candidates import candidates_from_reply as candidates_from_reply
@@ -40,6 +46,7 @@ from engine.memory.knowledge_view import candidate_line as candidate_line
 from engine.memory.knowledge_view import capacity as capacity
 from engine.memory.knowledge_view import entry_line as entry_line
 from engine.memory.knowledge_view import shown_entries as shown_entries
+from engine.memory.knowledge_view import shown_json as shown_json
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 _NUMBER: Final = re.compile(r"^\s*\[?\s*(?:candidate\s*)?#?(\d{1,9})\s*\]?\s*$", re.IGNORECASE)
@@ -219,6 +226,8 @@ class Change(BaseModel):
     after: Entry | None = None
     candidate: int | None = None
     """The candidate an ADD came from, when known."""
+    cut_from: int | None = None
+    """The content's length before it was cut to ``CONTENT_MAX`` (None: not cut)."""
 
 
 class Applied(BaseModel):
@@ -243,13 +252,18 @@ def apply_operations(
     now: Stamp,
     source: Source,
     new_id: NewId,
+    add_unnamed: bool = True,
 ) -> Applied:
-    """The bank after ``parsed``'s operations, in order; then every candidate no
-    operation named is added (weak models forget some). ``bank`` is left as it is."""
+    """The bank after ``parsed``'s operations, in order; then, with ``add_unnamed`` (the
+    GENEROUS tier: weak models forget some), every candidate no operation named is added.
+    ``bank`` is left as it is."""
     state = _Pass(bank, candidates, pass_id, now, source, new_id)
+    state.cut_long()
     for op in parsed.operations:
         state.apply(op)
     for index, candidate in enumerate(candidates):
+        if not add_unnamed:
+            break
         if index in state.mentioned:
             continue
         if _key(candidate.content) in state.dropped:  # what this pass deleted or rewrote
@@ -323,7 +337,21 @@ class _Pass:
         if kind is not None and content is not None:
             self.add(kind, content, tags, index)
 
+    def cut_long(self) -> None:
+        """Cut every entry longer than ``CONTENT_MAX`` (an UPDATE each)."""
+        for position, old in enumerate(self.entries):
+            if old is None or len(old.content) <= CONTENT_MAX:
+                continue
+            earlier = Earlier(content=old.content, tags=list(old.tags), until=self.now,
+                              by_pass=self.pass_id)  # fmt: skip
+            new = old.model_copy(update={"content": cut_content(old.content), "updated": self.now,
+                                         "history": [*old.history, earlier]})  # fmt: skip
+            self.entries[position] = new
+            self.changes.append(Change(op="UPDATE", id=old.id, before=old, after=new,
+                                       cut_from=len(old.content)))  # fmt: skip
+
     def add(self, kind: KnowledgeType, content: str, tags: list[str], index: int | None) -> None:
+        content, cut_from = _capped(content)
         key = _key(content)
         twin = next((e.id for e in self._current() if _key(e.content) == key), None)
         if twin is not None:
@@ -341,13 +369,15 @@ class _Pass:
         )
         self.where[entry.id] = len(self.entries)
         self.entries.append(entry)
-        self.changes.append(Change(op="ADD", id=entry.id, after=entry, candidate=index))
+        self.changes.append(
+            Change(op="ADD", id=entry.id, after=entry, candidate=index, cut_from=cut_from)
+        )
 
     def _update(self, op: Update) -> None:
         position = self.where[op.id]
         old = self.entries[position]
         assert old is not None  # only deleted entries are None, and they left `where`
-        content = op.content or old.content
+        content, cut_from = _capped(op.content or old.content)
         tags = clean_tags(op.tags) if op.tags is not None else list(old.tags)
         if content == old.content and tags == old.tags:
             return  # an UPDATE to what is already there is a KEEP
@@ -363,7 +393,7 @@ class _Pass:
             }
         )
         self.entries[position] = new
-        self.changes.append(Change(op="UPDATE", id=op.id, before=old, after=new))
+        self.changes.append(Change(op="UPDATE", id=op.id, before=old, after=new, cut_from=cut_from))
         self.dropped.add(_key(old.content))
 
     def _current(self) -> Iterable[Entry]:
@@ -393,6 +423,13 @@ def _merged(old: Source, new: Source, pass_id: str) -> Source:
 
 def _unique(items: Iterable[_T]) -> list[_T]:
     return list(dict.fromkeys(items))
+
+
+def _capped(content: str) -> tuple[str, int | None]:
+    """``content`` within ``CONTENT_MAX``, and its length before when it was cut."""
+    if len(content) <= CONTENT_MAX:
+        return content, None
+    return cut_content(content), len(content)
 
 
 def _key(content: str) -> str:

@@ -2,23 +2,33 @@
 
 ``capacity`` measures the bank as the seed does (its JSON's characters / 4, in tokens)
 against a capacity and puts it in a tier: GENEROUS under 30%, SELECTIVE from 30% and
-HEAVY_CUT from 50% (an unknown capacity is GENEROUS). ``shown_entries`` picks the
-entries a prompt shows when the whole bank would not fit in its character budget: those
-most like the candidates (rapidfuzz's token set ratio on content and tags), whole
-lines only; the prompt says how many it left out, and those are kept as they are.
+HEAVY_CUT from 50% (an unknown capacity is GENEROUS). What it measures is what a
+consolidation prompt shows of each entry (``shown_json``: type, content, tags), never
+its history or access counts: the audit trail of UPDATEs does not make a bank "full".
+
+``shown_entries`` picks the entries a prompt shows. The whole bank, in bank order, when
+its lines fit the character budget and the reply may answer every one of them
+(``max_entries``: the operations a reply may hold, less one per candidate); otherwise
+mem0's pattern: each candidate against its few most similar entries (rapidfuzz's token
+set ratio on content and tags), the candidates taking turns, whole lines only, so a bank
+of thousands consolidates in a prompt of bounded size. The prompt says how many it left
+out, and those are kept as they are.
 
 ``engine.memory.knowledge_ops`` re-exports all of this.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from typing import Final, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
-from rapidfuzz import fuzz, utils
+from rapidfuzz import fuzz, process, utils
 
-from engine.memory.knowledge import Entry
+from engine.memory.knowledge import Entry, cut_content
 from engine.memory.knowledge_candidates import Candidate
 
 Tier = Literal["GENEROUS", "SELECTIVE", "HEAVY_CUT"]
@@ -26,6 +36,8 @@ SELECTIVE_AT: Final = 30
 """Percent of the capacity from which the bank is SELECTIVE ..."""
 HEAVY_CUT_AT: Final = 50
 """... and HEAVY_CUT."""
+NEAREST: Final = 3
+"""Entries shown per candidate when the whole bank cannot be."""
 
 
 class Capacity(BaseModel):
@@ -39,9 +51,9 @@ class Capacity(BaseModel):
     context_tokens: int | None = None
 
 
-def capacity(bank_json: str, context_tokens: int | None) -> Capacity:
+def capacity(shown: str, context_tokens: int | None) -> Capacity:
     """The bank's size and tier; an unknown (or zero) capacity is GENEROUS."""
-    tokens = -(-len(bank_json) // 4)  # ceil, in integers
+    tokens = -(-len(shown) // 4)  # ceil, in integers
     if context_tokens is None or context_tokens <= 0:
         return Capacity(tokens=tokens, percent=None, tier="GENEROUS")
     scaled = tokens * 100  # compared in integers: exactly 30% is SELECTIVE
@@ -56,6 +68,20 @@ def capacity(bank_json: str, context_tokens: int | None) -> Capacity:
                     context_tokens=context_tokens)  # fmt: skip
 
 
+def shown_json(bank: Sequence[Entry]) -> str:
+    """What ``capacity`` measures: the bank as a prompt shows it (type, content, tags)."""
+    shown = [{"type": e.type, "content": e.content, "tags": e.tags} for e in bank]
+    return json.dumps(shown, ensure_ascii=False)
+
+
+def bank_digest(bank: Sequence[Entry]) -> str:
+    """What a handbook was written from, in 16 hex digits: the entries' ids, types,
+    contents and tags (not their uses), in order."""
+    shown = [[e.id, e.type, e.content, e.tags] for e in bank]
+    text = json.dumps(shown, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def entry_line(number: int, entry: Entry) -> str:
     """``- [3] (fact, 2 accesses) content [tags: a, b]``, on one line."""
     uses = "1 access" if entry.access_count == 1 else f"{entry.access_count} accesses"
@@ -64,35 +90,60 @@ def entry_line(number: int, entry: Entry) -> str:
 
 def candidate_line(index: int, candidate: Candidate) -> str:
     """``- [candidate 0] (mistake) content [tags: a, b]``, on one line."""
-    return f"- [candidate {index}] ({candidate.type}) {_one_line(candidate.content)}{_tag_list(candidate.tags)}"
+    content = cut_content(candidate.content)  # what is added is cut so too
+    return f"- [candidate {index}] ({candidate.type}) {content}{_tag_list(candidate.tags)}"
 
 
 def shown_entries(
-    bank: Sequence[Entry], candidates: Sequence[Candidate], budget_chars: int
+    bank: Sequence[Entry],
+    candidates: Sequence[Candidate],
+    budget_chars: int,
+    max_entries: int | None = None,
 ) -> tuple[list[tuple[int, Entry]], int]:
     """The entries a consolidation prompt shows, numbered 1.. in the order shown, and
-    how many it leaves out. All of them, in bank order, when their lines fit in
-    ``budget_chars``; otherwise those most like a candidate first, as many whole lines
-    as fit."""
-    if sum(len(entry_line(k, e)) + 1 for k, e in enumerate(bank, 1)) <= budget_chars:
+    how many it leaves out (see the module): never more than ``max_entries`` (None: no
+    limit), whole lines within ``budget_chars``."""
+    limit = len(bank) if max_entries is None else max(0, max_entries)
+    sizes = [len(entry_line(k, e)) + 1 for k, e in enumerate(bank, 1)]
+    if len(bank) <= limit and sum(sizes) <= budget_chars:
         return list(enumerate(bank, 1)), 0
-    texts = [_match_text(c.content, c.tags) for c in candidates]
-
-    def likeness(entry: Entry) -> float:
-        mine = _match_text(entry.content, entry.tags)
-        return max((fuzz.token_set_ratio(mine, text, processor=utils.default_process)
-                    for text in texts), default=0.0)  # fmt: skip
-
-    scores = [likeness(entry) for entry in bank]
-    order = sorted(range(len(bank)), key=lambda i: (-scores[i], i))
+    order = _nearest_first(bank, candidates)
     shown: list[tuple[int, Entry]] = []
     used = 0
     for i in order:
+        if len(shown) >= limit:
+            break
         size = len(entry_line(len(shown) + 1, bank[i])) + 1
         if used + size <= budget_chars:
             shown.append((len(shown) + 1, bank[i]))
             used += size
     return shown, len(bank) - len(shown)
+
+
+def _nearest_first(bank: Sequence[Entry], candidates: Sequence[Candidate]) -> list[int]:
+    """Bank positions in the order they are shown: each candidate's ``NEAREST`` most
+    similar entries, the candidates taking turns; then every other entry, most like any
+    candidate first (bank order among equals)."""
+    if not bank:
+        return []
+    if not candidates:
+        return list(range(len(bank)))
+    mine = [_match_text(e.content, e.tags) for e in bank]
+    theirs = [_match_text(c.content, c.tags) for c in candidates]
+    scores = process.cdist(theirs, mine, scorer=fuzz.token_set_ratio,
+                           processor=utils.default_process, dtype=np.float32)  # fmt: skip
+    ranked = [np.argsort(-row, kind="stable") for row in scores]
+    order: list[int] = []
+    seen: set[int] = set()
+    for rank in range(min(NEAREST, len(bank))):
+        for row in ranked:
+            i = int(row[rank])
+            if i not in seen:
+                seen.add(i)
+                order.append(i)
+    best = scores.max(axis=0)
+    rest = [i for i in np.argsort(-best, kind="stable").tolist() if i not in seen]
+    return order + rest
 
 
 def _match_text(content: str, tags: Sequence[str]) -> str:

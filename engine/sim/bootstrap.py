@@ -13,19 +13,21 @@ the new character's ``agent.md`` is written before ``world.yaml`` (the commit po
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
 from engine.errors import UnsafeNameError, UsageError, VaultError
+from engine.faults import crash_point
 from engine.memory.knowledge import Entry, Source, Stamp, new_entry_id
 from engine.memory.knowledge_ops import Change
 from engine.memory.record import utc_now
 from engine.memory.retrieval import Chosen, Index, Item, Query, line, situation_keywords
 from engine.sim.clock import format_reading
-from engine.sim.recollection import gather_items
-from engine.sim.world_apply import occupied_folders
+from engine.sim.recollection_items import gather_items
+from engine.sim.world_apply import occupied_folders, unborn_seed
 from engine.vault.knowledge_store import KnowledgeStore, PassRecord
 from engine.vault.vault import MemoryState, Vault
 from engine.world.loader import load_world_file
@@ -49,10 +51,19 @@ def new_agent(
         character = _character(vault, world, name, role, keywords, profile)
         donors = _donors(world, sources)
         chosen = _chosen(vault, world, donors, character)
+        store = _seed_plan(vault, world, character, chosen)  # planned, not applied
+        crash_point("knowledge-seed-before-world")
         world.add_character(character)
-        vault.save_world(world)  # agent.md, then world.yaml: the commit
+        try:
+            vault.save_world(world)  # agent.md, then world.yaml: the commit
+        except BaseException:
+            _drop_seed(store)
+            raise
+        crash_point("knowledge-seed-after-world")
         vault.write_state(character.folder, MemoryState())
-        copied = _seed_bank(vault, world, character, chosen)
+        if store is not None:
+            store.recover()  # the seed applied (or by the next reader, after a kill)
+        copied = len(chosen)
     finally:
         lock.release()
     room = world.rooms[character.location].name
@@ -64,9 +75,27 @@ def new_agent(
         lines += [f"  {line(c.item)}  ({c.item.agent}, {c.item.key.removeprefix('entry:')})"
                   for c in chosen]  # fmt: skip
     else:
-        who = ", ".join(d.name for d in donors) or "no other agent"
-        lines.append(f"Nothing to seed its knowledge with: {who} knows nothing yet.")
+        lines.append(
+            f"Nothing to seed its knowledge with: {_why_nothing(vault, world, donors, character)}."
+        )
     return lines
+
+
+def _why_nothing(vault: Vault, world: World, donors: list[Character], new: Character) -> str:
+    """Why no entry was seeded: no donor, donors whose banks are empty, or no match."""
+    if not donors:
+        return "there is no other agent"
+    names = [d.name for d in donors]
+    if not any(_entries(vault, world, d) for d in donors):
+        return f"{names[0]} knows nothing yet" if len(names) == 1 \
+            else f"{', '.join(names)} know nothing yet"  # fmt: skip
+    who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    words = " ".join([new.occupation, *new.tags]).strip()
+    return f"no entry of {who} matches " + (f"'{words}'" if words else "its profile")
+
+
+def _entries(vault: Vault, world: World, donor: Character) -> list[Item]:
+    return [item for item in gather_items(vault, world, donor) if item.kind == "entry"]
 
 
 def recall_report(vault_dir: Path, agent: str, words: str, limit: int = 5) -> list[str]:
@@ -75,7 +104,7 @@ def recall_report(vault_dir: Path, agent: str, words: str, limit: int = 5) -> li
     world = vault.load_world()
     (character,) = world.characters_named(agent)
     query = Query(situation_keywords(words), world.clock.reading(), character.occupation,
-                  character.prioritize_recent)  # fmt: skip
+                  character.prioritize_recent, character.name)  # fmt: skip
     found = Index(gather_items(vault, world, character)).best(
         query, limit, start=format_reading(world.clock.start)
     )
@@ -136,20 +165,34 @@ def _donors(world: World, sources: Sequence[str]) -> list[Character]:
 
 
 def _chosen(vault: Vault, world: World, donors: list[Character], new: Character) -> list[Chosen]:
-    items: list[Item] = []
-    for donor in donors:
-        items += [item for item in gather_items(vault, world, donor) if item.kind == "entry"]
+    items = [item for donor in donors for item in _entries(vault, world, donor)]
     query = Query(situation_keywords(new.occupation, *new.tags, new.profile), world.clock.reading(),
-                  new.occupation)  # fmt: skip
+                  new.occupation, agent=new.name)  # fmt: skip
+    # one keyword in common is enough to seed an entry (by itself it places it nowhere)
     selection = Index(items).select(query, BOOTSTRAP_TOKENS, start=format_reading(world.clock.start),
-                                    places=("fact", "hypothesis", "gap"))  # fmt: skip
+                                    places=("fact", "hypothesis", "gap"), unplaced="fact")  # fmt: skip
     return selection.chosen
 
 
-def _seed_bank(vault: Vault, world: World, character: Character, chosen: list[Chosen]) -> int:
+def _drop_seed(store: KnowledgeStore | None) -> None:
+    """The seed of an agent whose commit failed: its plan goes (it never existed)."""
+    if store is not None:
+        shutil.rmtree(store.folder, ignore_errors=True)
+
+
+def _seed_plan(
+    vault: Vault, world: World, character: Character, chosen: list[Chosen]
+) -> KnowledgeStore | None:
+    """The new agent's bank, planned as one pass's commit (``KnowledgeStore.plan_pass``)
+    and not yet applied: it is applied once the character is committed, so a kill leaves
+    both or neither. None when there is nothing to seed."""
+    folder = vault.agent_dir(character.folder)
+    if unborn_seed(folder):
+        shutil.rmtree(folder / "knowledge")  # an earlier try's, cut short before its commit
     if not chosen:
-        return 0
-    store = KnowledgeStore(vault.agent_dir(character.folder) / "knowledge")
+        return None
+    fiction = vault.settings().memory_compaction.fiction_secrets  # copies keep what they held
+    store = KnowledgeStore(vault.agent_dir(character.folder) / "knowledge", allow_fiction=fiction)
     donors = {c.name: c for c in world.characters.values()}
     banks: dict[str, dict[str, Entry]] = {}
     now = Stamp(sim=world.clock.reading(), at=utc_now())
@@ -174,6 +217,6 @@ def _seed_bank(vault: Vault, world: World, character: Character, chosen: list[Ch
         "candidates": len(bank), "operations": {"ADD": len(bank)},
         "fallback": "seeded from other agents (mudsim agent new)",
     })  # fmt: skip
-    store.commit_pass(pass_id, "GENEROUS", changes, bank, record,
-                      [(e.type, e.content, e.tags) for e in bank])  # fmt: skip
-    return len(bank)
+    store.plan_pass(pass_id, "GENEROUS", changes, record,
+                    [(e.type, e.content, e.tags) for e in bank])  # fmt: skip
+    return store

@@ -13,7 +13,7 @@ from engine.memory.retrieval import line
 from engine.sim.prompting import build_prompt
 from engine.vault.accounts import AccountStore
 from engine.vault.handbook_store import HandbookStore
-from engine.vault.knowledge_store import KnowledgeStore
+from engine.vault.knowledge_store import KnowledgeStore, UndoOutcome
 from engine.vault.notes import NoteStore
 from engine.world.events import Event, EventKind
 from engine.world.model import Character
@@ -70,6 +70,9 @@ class SimContext:
 
     def knowledge(self, character: Character) -> KnowledgeStore:
         return self.sim.knowledge.store(self.sim.minds[character.id])
+
+    def undo_knowledge(self, character: Character) -> UndoOutcome | None:
+        return self.sim.knowledge.undo(self.sim.minds[character.id])
 
     def consolidate(self, character: Character) -> str:
         return self.sim.knowledge.force(self.sim.minds[character.id])

@@ -91,6 +91,7 @@ class Simulation:
     ) -> None:
         self.vault, self.world, self.settings, self.lock = vault, world, settings, lock
         vault.max_note_bytes = settings.limits.max_note_bytes
+        vault.fiction_secrets = settings.memory_compaction.fiction_secrets
         self.warn = warn
         self.fsync_failures_before = EVERY_100_MS.failures
         """Background fsync failures in this process before this simulation began."""
@@ -142,7 +143,7 @@ class Simulation:
             or int(options.get("num_ctx", 8192)),
             constrain=consolidator.constrain if consolidator and consolidator.constrain
             is not None else True,
-            supervisor=self.supervisor,
+            supervisor=self.supervisor, committed=self._refresh_soon,
         )  # fmt: skip
         """Knowledge passes; idle until ``start_compaction``."""
         self.wait_for: Callable[[float], Awaitable[None]] = asyncio.sleep
@@ -160,6 +161,18 @@ class Simulation:
             constrain=self.knowledge.constrain, supervisor=self.supervisor,
         )  # fmt: skip
         """``dream``: at the consolidator's priority; without an LLM, made by rules."""
+
+    def _refresh_soon(self, mind: MemoryStream) -> None:
+        """Bring ``mind``'s retrieval index up to date now, in a task, after a commit that
+        changed what it can recall: its next turn then finds the index current."""
+        if mind.character.type != "agent":
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop (the play REPL): its next turn reads what changed
+        self.supervisor.spawn(self.recollection.refresh(mind.character),
+                              name=f"retrieval index of {mind.character.name}")  # fmt: skip
 
     @classmethod
     def open(
@@ -185,6 +198,7 @@ class Simulation:
             world = vault.load_world(warn=warn, clock=declared.clock) if seeded else declared
             vault.write_default_config()
             sim = cls(vault, world, vault.settings(), lock, warn=warn)
+            sim.knowledge.catch_up_handbooks(list(sim.minds.values()))
             if not seeded:
                 sim.save()
             elif notice is not None:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from engine.errors import VaultError
+from engine.vault.knowledge_commit import LOCK_FILE, PLAN_FILE
 from engine.vault.vault import MemoryState, Vault
 from engine.world.additions import Additions, apply_additions, plan_additions
 from engine.world.loader import load_world_file
@@ -33,7 +34,8 @@ def note_on_stderr(line: str) -> None:
 def occupied_folders(vault: Vault, world: World) -> list[str]:
     """Folders under ``agents/`` holding memories (a journal, summaries, notes, knowledge)
     of nobody in ``world``: a new character must not inherit them. A folder with only an
-    ``agent.md`` (an apply cut short before its commit) is free."""
+    ``agent.md`` (an apply cut short before its commit) is free, and so is one whose
+    knowledge is only a seed's plan (``agent new`` cut short before its commit)."""
     ours = {c.folder.lower() for c in world.characters.values()}
     base = vault.root / "agents"
     try:
@@ -43,8 +45,22 @@ def occupied_folders(vault: Vault, world: World) -> list[str]:
     return [
         entry.name
         for entry in entries
-        if entry.name.lower() not in ours and any((entry / name).exists() for name in MEMORY_FILES)
+        if entry.name.lower() not in ours
+        and any((entry / name).exists() for name in MEMORY_FILES)
+        and not unborn_seed(entry)
     ]
+
+
+def unborn_seed(folder: Path) -> bool:
+    """``folder``'s only memory is the plan of a seed whose character was never committed."""
+    knowledge = folder / "knowledge"
+    if any((folder / name).exists() for name in MEMORY_FILES if name != "knowledge"):
+        return False
+    try:
+        names = {path.name for path in knowledge.iterdir()}
+    except OSError:
+        return False
+    return PLAN_FILE in names and names <= {PLAN_FILE, LOCK_FILE}
 
 
 def plan_for(vault: Vault, present: World, declared: World) -> Additions:

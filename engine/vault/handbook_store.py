@@ -59,6 +59,10 @@ class HandbookState(BaseModel):
     """Those of them that did not exist before it (undo removes them)."""
     fallback: str | None = None
     """Why the rules wrote it when the model was asked."""
+    bank_digest: str | None = None
+    """The knowledge bank it was written from (``engine.memory.knowledge_view.bank_digest``):
+    a handbook whose bank has changed since (an undo, a pass cut off before its handbook)
+    is written again. None: a handbook from before the digest."""
 
 
 @dataclass(frozen=True)
@@ -68,8 +72,10 @@ class UndoneWrite:
 
 
 class HandbookStore:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, allow_fiction: bool = False) -> None:
         self.folder = folder
+        self.allow_fiction = allow_fiction
+        """Keep the secrets the story tells in prose (``fiction_secrets``) when writing."""
         self._cached: tuple[tuple[int, int], str] | None = None
 
     @property
@@ -149,7 +155,7 @@ class HandbookStore:
         plan = {f: text for f, text in whole.items() if self._differs(f, text)}
         if not plan and not resuming:
             current = self.state()
-            if current is not None:
+            if current is not None and current.bank_digest == state.bank_digest:
                 return current
         try:
             absent = self._begin(marker, plan)
@@ -181,13 +187,14 @@ class HandbookStore:
     def _plan(self, handbook: Handbook) -> dict[str, str | None]:
         """Relative path -> new text (None: the file goes), skills first, the summary last."""
         plan: dict[str, str | None] = {}
+        fiction = self.allow_fiction
         for name in self.skills():
             if name not in handbook.skills:
                 plan[f"{SKILLS_FOLDER}/{name}/{SKILL_FILE}"] = None
         for name, text in sorted(handbook.skills.items()):
-            plan[f"{SKILLS_FOLDER}/{name}/{SKILL_FILE}"] = redact(text)
-        plan[MEMORY_FILE] = redact(handbook.memory_md)
-        plan[SUMMARY_FILE] = redact(handbook.memory_summary)
+            plan[f"{SKILLS_FOLDER}/{name}/{SKILL_FILE}"] = redact(text, allow_fiction=fiction)
+        plan[MEMORY_FILE] = redact(handbook.memory_md, allow_fiction=fiction)
+        plan[SUMMARY_FILE] = redact(handbook.memory_summary, allow_fiction=fiction)
         return plan
 
     def _begin(self, marker: Path, plan: dict[str, str | None]) -> set[str]:

@@ -8,9 +8,17 @@ Appends are whole lines, flushed and fsynced. A kill mid-append leaves a torn la
 (no newline, or not a log line): reading ignores it, the next append cuts it off first.
 Any other bad line is a ``VaultError`` naming it.
 
+A change whose content was cut to the entry cap says from how long (``"cut_from"``).
+
 The inverse of a change (``invert``) is idempotent: ADD removes the id if present;
 UPDATE puts ``before`` back (replacing by id, or inserting it); DELETE re-inserts
 ``before`` if its id is absent, where ``ltm-<n>`` order puts it.
+
+``rebase`` replays a pass's changes on the bank as it is at the commit, not as the pass
+loaded it: an undo (or a seeding) while the pass waited on the model is not reverted.
+An ADD goes in unless its id is taken; an UPDATE or a DELETE applies only to an entry
+whose content and tags are still those it saw (its access count and last access are
+the bank's own, so counting uses is never undone either).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from engine.errors import VaultError
 from engine.memory.knowledge import Entry, entry_number
+from engine.memory.knowledge_ops import Change
 from engine.memory.record import utc_now
 from engine.memory.secrets import redact, redact_value
 from engine.vault.files import fsync_folder, make_folder, os_reason
@@ -102,8 +111,22 @@ def read_log(path: Path) -> list[LogLine]:
     return lines
 
 
-def append_log(path: Path, lines: Sequence[dict[str, Any]]) -> None:
-    """Append whole lines, fsynced, after cutting off a torn last line."""
+def whole_size(path: Path) -> int:
+    """The log's size in bytes once a torn last line is cut off (0: no log yet)."""
+    if not path.exists():
+        return 0
+    try:
+        with open(path, "r+b") as handle:
+            _cut_torn_tail(handle, path)
+            return handle.seek(0, os.SEEK_END)
+    except OSError as exc:
+        raise VaultError(f"cannot read {path}: {os_reason(exc)}") from exc
+
+
+def append_log(path: Path, lines: Sequence[dict[str, Any]], at_size: int | None = None) -> None:
+    """Append whole lines, fsynced, after cutting off a torn last line; with ``at_size``
+    (a commit plan's), after cutting the log back to that size instead, so that a plan
+    applied twice appends its lines once."""
     if not lines:
         return
     data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
@@ -111,7 +134,10 @@ def append_log(path: Path, lines: Sequence[dict[str, Any]]) -> None:
     new = not path.exists()
     try:
         with open(path, "a+b") as handle:
-            _cut_torn_tail(handle, path)
+            if at_size is not None and handle.seek(0, os.SEEK_END) > at_size:
+                handle.truncate(at_size)
+            elif at_size is None:
+                _cut_torn_tail(handle, path)
             handle.write(data.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
@@ -121,18 +147,67 @@ def append_log(path: Path, lines: Sequence[dict[str, Any]]) -> None:
         fsync_folder(path.parent)
 
 
-def change_line(pass_id: str, at: str, tier: str | None, change: ChangeLike) -> dict[str, Any]:
-    """The log line of one change, redacted."""
-    return {
+def change_line(
+    pass_id: str, at: str, tier: str | None, change: ChangeLike, *, allow_fiction: bool = False
+) -> dict[str, Any]:
+    """The log line of one change, redacted (``allow_fiction``: see ``redact``)."""
+    fiction = allow_fiction
+    before = None if change.before is None else entry_json(change.before, allow_fiction=fiction)
+    after = None if change.after is None else entry_json(change.after, allow_fiction=fiction)
+    line = {
         "pass": pass_id,
         "at": at,
         "tier": tier,
         "op": op_name(change.op),
         "id": change.id,
-        "before": None if change.before is None else entry_json(change.before),
-        "after": None if change.after is None else entry_json(change.after),
-        "candidate": redact_value(_jsonable(change.candidate)),
+        "before": before,
+        "after": after,
+        "candidate": redact_value(_jsonable(change.candidate), allow_fiction=fiction),
     }
+    cut_from = getattr(change, "cut_from", None)
+    if isinstance(cut_from, int):
+        line["cut_from"] = cut_from
+    return line
+
+
+def rebase(
+    bank: Sequence[Entry], changes: Sequence[ChangeLike]
+) -> tuple[list[Entry], list[Change]]:
+    """``changes`` replayed on ``bank`` (see the module): the new bank, and the changes
+    that applied, each with the ``before`` it really replaced."""
+    entries: list[Entry | None] = list(bank)
+    where = {entry.id: position for position, entry in enumerate(bank)}
+    applied: list[Change] = []
+    for change in changes:
+        op = op_name(change.op)
+        at = where.get(change.id)
+        now = None if at is None else entries[at]
+        cut_from = getattr(change, "cut_from", None)
+        cut = cut_from if isinstance(cut_from, int) else None
+        candidate = change.candidate if isinstance(change.candidate, int) else None
+        if op == "ADD" and change.after is not None and now is None:
+            where[change.id] = len(entries)
+            entries.append(change.after)
+            applied.append(Change(op="ADD", id=change.id, after=change.after,
+                                  candidate=candidate, cut_from=cut))  # fmt: skip
+        elif at is not None and now is not None and op in ("UPDATE", "DELETE") \
+                and _same(now, change.before):  # fmt: skip
+            if op == "DELETE":
+                entries[at] = None
+                del where[change.id]
+                applied.append(Change(op="DELETE", id=change.id, before=now))
+            elif change.after is not None:
+                after = change.after.model_copy(
+                    update={"access_count": now.access_count, "last_access": now.last_access}
+                )
+                entries[at] = after
+                applied.append(Change(op="UPDATE", id=change.id, before=now, after=after,
+                                      cut_from=cut))  # fmt: skip
+    return [entry for entry in entries if entry is not None], applied
+
+
+def _same(entry: Entry, seen: Entry | None) -> bool:
+    return seen is not None and (entry.content, entry.tags) == (seen.content, seen.tags)
 
 
 def undo_line(pass_id: str) -> dict[str, Any]:
@@ -140,10 +215,10 @@ def undo_line(pass_id: str) -> dict[str, Any]:
     return {"pass": pass_id, "at": utc_now(), "op": UNDO} | dict.fromkeys(keys)
 
 
-def entry_json(entry: Entry) -> dict[str, Any]:
+def entry_json(entry: Entry, *, allow_fiction: bool = False) -> dict[str, Any]:
     """``entry`` as the vault writes it: JSON, every string redacted but the id (never
     a secret, and what undo finds entries by)."""
-    data = redact_value(entry.model_dump(mode="json"))
+    data = redact_value(entry.model_dump(mode="json"), allow_fiction=allow_fiction)
     data["id"] = entry.id
     if not entry.source.copied_from:  # only a seeded entry says whose it was
         data["source"].pop("copied_from", None)

@@ -7,15 +7,27 @@ changed (a DELETE's tombstone lives there, not in the bank), and its torn last l
 a kill left one, is ignored and cut off before the next append. ``passes/<id>.md`` is
 each pass's record: front matter (``PassRecord``), then what it extracted and did.
 
-``commit_pass`` is a pass's one atomic step: (1) its log lines, fsynced; (2) the bank,
-written atomically; (3) its record; the crash points ``knowledge-after-log`` and
-``knowledge-after-bank`` sit between. A kill anywhere leaves the bank old or new and
-loadable; a bank that does not load is never overwritten (every write checks the file
-first and raises ``load``'s ``VaultError``). Everything written here is redacted first
-(``engine.memory.secrets``). ``undo`` applies the inverse of the newest pass not undone
-yet, newest change first and idempotently (ADD: remove the id if present; UPDATE: put
-``before`` back; DELETE: re-insert ``before`` if absent), so a pass whose bank write
-never happened is undone correctly too.
+``commit_pass`` is a pass's one commit point, and ``undo`` is an undo's. Each first
+writes its plan (``engine.vault.knowledge_commit``), ``.committing.json`` (the log lines, the whole new bank, the pass
+record, the log's size before), atomically: that write is the commit. Then it applies
+the plan (the log cut back to its old size and the lines appended, the bank written,
+the record written) and removes it. A kill before the plan is written leaves the pass
+(or undo) wholly out; a kill after, wholly in: whoever next opens the folder finds the
+plan and applies it again (``recover``; applying twice is applying once). Bank, log,
+pass record and the memories the pass read (its record's range, where the next pass
+starts) so move together. The crash points between the steps are ``knowledge-after-plan``,
+``knowledge-after-log``, ``knowledge-after-bank`` and ``knowledge-after-record`` for a
+pass, ``undo-after-plan``, ``undo-after-log`` and ``undo-after-bank`` for an undo. The
+commits of one folder take its lock (``.lock``), so a process reading it never applies a
+plan that the process writing it is applying.
+
+A pass's changes are replayed on the bank as it is at the commit (``rebase``), not
+written over it: an undo while the pass waited on its model stays undone, and uses
+counted meanwhile stay counted. A bank that does not load is never overwritten (every
+write checks the file first and raises ``load``'s ``VaultError``). Everything written
+here is redacted first (``engine.memory.secrets``). ``undo`` applies the inverse of the
+newest pass not undone yet, newest change first and idempotently (ADD: remove the id if
+present; UPDATE: put ``before`` back; DELETE: re-insert ``before`` if absent).
 """
 
 from __future__ import annotations
@@ -29,31 +41,44 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, Literal, NamedTuple
+from typing import Final, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationError
 
 from engine import wallclock
 from engine.errors import VaultError
-from engine.faults import crash_point
 from engine.memory.knowledge import BANK, KNOWLEDGE_TYPES, Entry, Stamp
 from engine.memory.record import utc_now
 from engine.memory.secrets import redact, redact_value
-from engine.vault.files import atomic_write_text, os_reason, read_front_matter, write_front_matter
+from engine.vault.files import (
+    atomic_write_text,
+    os_reason,
+    read_front_matter,
+    write_front_matter,
+)
+from engine.vault.knowledge_commit import (
+    PLAN_FILE,
+    Plan,
+    apply_plan,
+    finish_pending,
+    folder_lock,
+    write_plan,
+)
 from engine.vault.knowledge_log import (
     CHANGE_OPS,
     UNDO,
     ChangeLike,
     LogLine,
-    append_log,
     change_line,
     entry_json,
     first_problem,
     invert,
-    op_name,
     read_log,
+    rebase,
     undo_line,
+    whole_size,
 )
+from engine.vault.knowledge_record import Candidate, PassRecord, id_key, pass_body
 
 __all__ = [
     "BANK_FILE",
@@ -71,46 +96,9 @@ __all__ = [
 BANK_FILE: Final = "long-term-memory.json"
 LOG_FILE: Final = "log.jsonl"
 PASSES_FOLDER: Final = "passes"
-PASS_ID_PATTERN: Final = r"^\d{8}-\d{6}(?:-\d+)?$"
 
 _log = logging.getLogger("mudsim.vault")
-_PASS_ID = re.compile(r"^(\d{8}-\d{6})(?:-(\d+))?$")
 _EXTRACTED = re.compile(r"^- \((?P<kind>\w+)\) (?P<content>.*?)(?: \[tags: [^\]]*\])?$")
-
-Candidate = tuple[str, str, Sequence[str]]
-"""What Phase 1 extracted: (type, content, tags)."""
-
-
-class PassRecord(BaseModel):
-    """A pass record's front matter; ``pass`` is ``pass_id`` in Python."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    pass_id: str = Field(alias="pass", pattern=PASS_ID_PATTERN)
-    status: Literal["changed", "unchanged", "failed"]
-    started: Stamp
-    finished: Stamp
-    memories: tuple[int, int] | None = None
-    """The half-open memory seq range read."""
-    notes: list[str] = Field(default_factory=list)
-    """Titles of the notes read."""
-    summaries: list[str] = Field(default_factory=list)
-    """Names of the summary history files read."""
-    candidates: int = Field(default=0, ge=0)
-    operations: dict[str, int] = Field(default_factory=dict)
-    """How many of each operation (``{"ADD": 2, "UPDATE": 1}``)."""
-    tier: str | None = None
-    capacity_tokens: int | None = Field(default=None, ge=0)
-    capacity_percent: float | None = None
-    fallback: str | None = None
-    """Why a fallback was taken (``consolidation unparseable: every candidate added``)."""
-    error: str | None = None
-
-    @model_validator(mode="after")
-    def _range(self) -> PassRecord:
-        if self.memories is not None and not 0 <= self.memories[0] <= self.memories[1]:
-            raise ValueError(f"memories {list(self.memories)} is not a range [from, to)")
-        return self
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,8 +121,10 @@ class BankSummary(NamedTuple):
 class KnowledgeStore:
     """One character's knowledge folder (``.../agents/<Name>/knowledge``)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, allow_fiction: bool = False) -> None:
         self.folder = folder
+        self.allow_fiction = allow_fiction
+        """Keep the secrets the story tells in prose (``fiction_secrets``) when writing."""
 
     @property
     def bank_path(self) -> Path:
@@ -152,6 +142,7 @@ class KnowledgeStore:
 
     def load(self) -> list[Entry]:
         """The bank; a missing file is an empty bank. ``VaultError`` if it is invalid."""
+        self.recover()
         text = self._read_bank_text()
         return [] if text is None else _parse_bank(self.bank_path, text)
 
@@ -182,6 +173,7 @@ class KnowledgeStore:
         return changed
 
     def bank_summary(self) -> BankSummary:
+        self.recover()
         text = self._read_bank_text()
         if text is None:
             return BankSummary(0, {}, 0)
@@ -200,7 +192,7 @@ class KnowledgeStore:
             raise VaultError(f"cannot read {self.bank_path}: {os_reason(exc)}") from exc
 
     def _write_bank(self, bank: Sequence[Entry]) -> None:
-        data = [entry_json(entry) for entry in bank]
+        data = [entry_json(entry, allow_fiction=self.allow_fiction) for entry in bank]
         _write(self.bank_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
     # -- a pass --------------------------------------------------------------------------
@@ -225,29 +217,85 @@ class KnowledgeStore:
         pass_id: str,
         tier: str,
         changes: Sequence[ChangeLike],
-        bank: Sequence[Entry],
         record: PassRecord,
         candidates: Sequence[Candidate],
     ) -> Path:
-        """The one atomic step of a pass (see the module docstring); returns the record."""
-        if record.pass_id != pass_id:
-            raise ValueError(f"the record is pass {record.pass_id}, not {pass_id}")
+        """A pass's one commit point (see the module): ``changes`` replayed on the bank as
+        it is now; the record's status and operation counts say what really applied.
+        Returns the record's path."""
+        _same_pass(pass_id, record)
+        with folder_lock(self.folder):
+            finish_pending(self.folder)
+            apply_plan(self.folder, self._plan_pass(pass_id, tier, changes, record, candidates))
+        return self.passes_folder / f"{pass_id}.md"
+
+    def plan_pass(
+        self,
+        pass_id: str,
+        tier: str,
+        changes: Sequence[ChangeLike],
+        record: PassRecord,
+        candidates: Sequence[Candidate],
+    ) -> None:
+        """``commit_pass`` up to its commit point: the plan is written, and the next
+        reader (``recover``) applies it. ``agent new`` writes its seed so, before the new
+        character's own commit."""
+        _same_pass(pass_id, record)
+        with folder_lock(self.folder):
+            finish_pending(self.folder)
+            self._plan_pass(pass_id, tier, changes, record, candidates)
+
+    def _plan_pass(
+        self,
+        pass_id: str,
+        tier: str,
+        changes: Sequence[ChangeLike],
+        record: PassRecord,
+        candidates: Sequence[Candidate],
+    ) -> Plan:
+        bank, applied = rebase(self.load(), changes)
         _check_ids(bank)
-        self.load()
-        at = utc_now()
-        append_log(self.log_path, [change_line(pass_id, at, tier, change) for change in changes])
-        crash_point("knowledge-after-log")
-        self._write_bank(bank)
-        crash_point("knowledge-after-bank")
-        return self.write_pass(record, candidates, changes)
+        counts = Counter(change.op for change in applied)
+        done = record.model_copy(update={
+            "status": "changed" if applied else "unchanged",
+            "operations": {op: counts[op] for op in CHANGE_OPS if counts[op]},
+        })  # fmt: skip
+        at, fiction = utc_now(), self.allow_fiction
+        plan: Plan = {
+            "what": "pass",
+            "pass": pass_id,
+            "log_size": whole_size(self.log_path),
+            "log": [change_line(pass_id, at, tier, c, allow_fiction=fiction) for c in applied],
+            "bank": [entry_json(entry, allow_fiction=fiction) for entry in bank],
+            "record": {
+                "meta": redact_value(
+                    done.model_dump(mode="json", by_alias=True), allow_fiction=fiction
+                ),
+                "body": redact(pass_body(pass_id, candidates, applied), allow_fiction=fiction),
+            },
+        }
+        write_plan(self.folder, plan)
+        return plan
+
+    def recover(self) -> bool:
+        """Apply a commit a kill interrupted (its plan is still here); whether there was one."""
+        if not self.plan_path.exists():
+            return False
+        with folder_lock(self.folder):
+            return finish_pending(self.folder)
+
+    @property
+    def plan_path(self) -> Path:
+        return self.folder / PLAN_FILE
 
     def write_pass(
         self, record: PassRecord, candidates: Sequence[Candidate], changes: Sequence[ChangeLike]
     ) -> Path:
         """Write ``passes/<pass id>.md`` atomically (a failed pass's record too)."""
         path = self.passes_folder / f"{record.pass_id}.md"
-        meta = redact_value(record.model_dump(mode="json", by_alias=True))
-        body = redact(_pass_body(record.pass_id, candidates, changes))
+        fiction = self.allow_fiction
+        meta = redact_value(record.model_dump(mode="json", by_alias=True), allow_fiction=fiction)
+        body = redact(pass_body(record.pass_id, candidates, changes), allow_fiction=fiction)
         try:
             write_front_matter(path, meta, body)
         except OSError as exc:
@@ -256,6 +304,7 @@ class KnowledgeStore:
 
     def passes(self) -> list[PassRecord]:
         """Every pass record, oldest first; one that does not read is skipped, warned."""
+        self.recover()
         records: list[PassRecord] = []
         for path in sorted(self.passes_folder.glob("*.md")):
             try:
@@ -271,7 +320,7 @@ class KnowledgeStore:
                 _log.warning("%s is skipped: it records pass %s", path, record.pass_id)
                 continue
             records.append(record)
-        return sorted(records, key=lambda record: _id_key(record.pass_id))
+        return sorted(records, key=lambda record: id_key(record.pass_id))
 
     def applied_text(self, record: PassRecord) -> str:
         """The "Operations" part of a pass record's body: what the pass applied, one
@@ -310,6 +359,7 @@ class KnowledgeStore:
 
     def log(self) -> list[LogLine]:
         """The log's lines, oldest first; a torn last line is left out."""
+        self.recover()
         return read_log(self.log_path)
 
     def undone_passes(self) -> set[str]:
@@ -317,20 +367,31 @@ class KnowledgeStore:
 
     def undo(self) -> UndoOutcome | None:
         """Put the bank back as it was before the newest pass that changed it and is not
-        undone yet; ``None`` when there is none."""
-        lines = self.log()
-        undone = {line.pass_id for line in lines if line.op == UNDO}
-        changed = [line for line in lines if line.op in CHANGE_OPS]
-        target = next((x.pass_id for x in reversed(changed) if x.pass_id not in undone), None)
-        if target is None:
-            return None
-        bank = self.load()
-        restored = removed = 0
-        for line in reversed([x for x in changed if x.pass_id == target]):
-            put, taken = invert(bank, line)
-            restored, removed = restored + put, removed + taken
-        self._write_bank(bank)
-        append_log(self.log_path, [undo_line(target)])
+        undone yet, in one commit (see the module); ``None`` when there is none."""
+        with folder_lock(self.folder):
+            finish_pending(self.folder)
+            lines = self.log()
+            undone = {line.pass_id for line in lines if line.op == UNDO}
+            changed = [line for line in lines if line.op in CHANGE_OPS]
+            target = next((x.pass_id for x in reversed(changed) if x.pass_id not in undone), None)
+            if target is None:
+                return None
+            bank = self.load()
+            restored = removed = 0
+            for line in reversed([x for x in changed if x.pass_id == target]):
+                put, taken = invert(bank, line)
+                restored, removed = restored + put, removed + taken
+            _check_ids(bank)
+            plan: Plan = {
+                "what": "undo",
+                "pass": target,
+                "log_size": whole_size(self.log_path),
+                "log": [undo_line(target)],
+                "bank": [entry_json(entry, allow_fiction=self.allow_fiction) for entry in bank],
+                "record": None,
+            }
+            write_plan(self.folder, plan)
+            apply_plan(self.folder, plan)
         return UndoOutcome(target, restored, removed)
 
 
@@ -362,6 +423,11 @@ def _invalid(path: Path, problem: str) -> VaultError:
     )
 
 
+def _same_pass(pass_id: str, record: PassRecord) -> None:
+    if record.pass_id != pass_id:
+        raise ValueError(f"the record is pass {record.pass_id}, not {pass_id}")
+
+
 def _check_ids(bank: Sequence[Entry]) -> None:
     ids = [entry.id for entry in bank]
     if len(set(ids)) != len(ids):
@@ -374,36 +440,3 @@ def _write(path: Path, text: str) -> None:
         atomic_write_text(path, text)
     except OSError as exc:
         raise VaultError(f"cannot write {path}: {os_reason(exc)}") from exc
-
-
-# -- a pass record's body --------------------------------------------------------------
-
-
-def _pass_body(pass_id: str, candidates: Sequence[Candidate], changes: Sequence[ChangeLike]) -> str:
-    lines = [f"# Knowledge pass {pass_id}", "", "## Extracted", ""]
-    for kind, content, tags in candidates:
-        tagged = f" [tags: {', '.join(tags)}]" if tags else ""
-        lines.append(f"- ({kind}) {_one_line(content)}{tagged}")
-    if not candidates:
-        lines.append("Nothing.")
-    lines += ["", "## Operations", ""]
-    lines += [_change_text(change) for change in changes] or ["None."]
-    return "\n".join(lines)
-
-
-def _change_text(change: ChangeLike) -> str:
-    op, before, after = op_name(change.op), change.before, change.after
-    text = f"- {op} {change.id}"
-    if before is not None and after is not None:
-        return f"{text}: {_one_line(before.content)} -> {_one_line(after.content)}"
-    entry = after or before
-    return text if entry is None else f"{text}: {_one_line(entry.content)}"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _id_key(pass_id: str) -> tuple[str, int, str]:
-    match = _PASS_ID.match(pass_id)
-    return ("", 0, pass_id) if match is None else (match[1], int(match[2] or 1), pass_id)

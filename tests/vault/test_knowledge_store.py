@@ -71,7 +71,7 @@ def commit(store: KnowledgeStore, pass_id: str, bank: list[Entry], *changes: Cha
     for change in changes:
         ops[change.op] = ops.get(change.op, 0) + 1
     done = record(pass_id, "changed" if changes else "unchanged", operations=ops)
-    return store.commit_pass(pass_id, "GENEROUS", changes, bank, done, [])
+    return store.commit_pass(pass_id, "GENEROUS", changes, done, [])
 
 
 @pytest.fixture
@@ -97,7 +97,7 @@ def test_a_commit_round_trips_the_bank_the_log_and_the_record(store: KnowledgeSt
     done = record("20261121-101500", memories=[0, 12], notes=["Plans"], candidates=2,
                   operations={"ADD": 2}, capacity_percent=12.5, summaries=["recent-x.md"])  # fmt: skip
     candidates = [("fact", "The well\nis dry.", ["well", "yard"]), ("preference", "plums", [])]
-    path = store.commit_pass("20261121-101500", "GENEROUS", changes, [A, B], done, candidates)
+    path = store.commit_pass("20261121-101500", "GENEROUS", changes, done, candidates)
 
     assert store.load() == [A, B]
     text = store.bank_path.read_text(encoding="utf-8")
@@ -218,44 +218,76 @@ def test_a_bank_with_one_id_twice_is_refused_before_anything_is_written(
 ) -> None:
     with pytest.raises(ValueError, match="ltm-1-a1 more than once"):
         store.save([A, B, A])
-    with pytest.raises(ValueError, match="ltm-1-a1 more than once"):
-        commit(store, "20261121-101500", [A, A], Change("ADD", A.id, after=A))
     with pytest.raises(ValueError, match="the record is pass 20261121-101501, not 20261121"):
-        store.commit_pass("20261121-101500", "GENEROUS", [], [A], record("20261121-101501"), [])
+        store.commit_pass("20261121-101500", "GENEROUS", [], record("20261121-101501"), [])
     assert not store.folder.exists()
+
+
+def test_an_add_whose_id_is_taken_is_left_out_and_the_record_says_what_applied(
+    store: KnowledgeStore,
+) -> None:
+    commit(
+        store, "20261121-101500", [A, A], Change("ADD", A.id, after=A), Change("ADD", A.id, after=A)
+    )
+    assert store.load() == [A]
+    assert [line.op for line in store.log()] == ["ADD"]
+    assert store.last_pass() == record("20261121-101500", operations={"ADD": 1})
 
 
 # -- a write that fails, a kill at a crash point ----------------------------------------
 
 
-def test_a_bank_write_that_fails_leaves_the_old_bank(
+def test_a_commit_whose_plan_cannot_be_written_leaves_everything_as_it_was(
     store: KnowledgeStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seeded(store)
-    before = store.bank_path.read_bytes()
+    before = {p.name: p.read_bytes() for p in store.folder.rglob("*") if p.is_file()}
 
     def refuse(src: object, dst: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(VaultError, match=rf"^cannot write {store.bank_path}: No space left"):
+    with pytest.raises(VaultError, match=r"^cannot write .*\.committing\.json: No space left"):
         commit(store, "20261121-101500", [A], Change("DELETE", B.id, before=B))
     with pytest.raises(VaultError, match=r"^cannot write .*20261121-101501\.md: No space left"):
         store.write_pass(record("20261121-101501"), [], [])
     monkeypatch.undo()
-    assert store.bank_path.read_bytes() == before
-    assert not [p for p in store.folder.rglob("*") if p.name.endswith(".tmp")]
+    after = {p.name: p.read_bytes() for p in store.folder.rglob("*") if p.is_file()}
+    assert after == before
     assert store.last_pass() == record("20261121-090000", operations={"ADD": 3})
-    # the log has the pass whose bank never came: undoing it changes nothing
-    assert store.undo() == UndoOutcome("20261121-101500", restored=0, removed=0)
+    assert store.undo() == UndoOutcome("20261121-090000", restored=0, removed=3)
+
+
+def test_a_commit_whose_bank_cannot_be_written_is_finished_by_the_next_reader(
+    store: KnowledgeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seeded(store)
+    real = os.replace
+
+    def refuse_the_bank(src: str, dst: str) -> None:
+        if Path(dst).name == "long-term-memory.json":
+            raise OSError(28, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", refuse_the_bank)
+    with pytest.raises(VaultError, match=rf"^cannot write {store.bank_path}: No space left"):
+        commit(store, "20261121-101500", [A, C], Change("DELETE", B.id, before=B))
+    monkeypatch.undo()
+    assert store.plan_path.exists(), "the pass is committed: its plan waits to be applied"
+    assert store.load() == [A, C]
+    assert not store.plan_path.exists()
+    assert [(x.pass_id, x.op) for x in store.log()][-1] == ("20261121-101500", "DELETE")
+    assert store.last_pass() == record("20261121-101500", operations={"DELETE": 1})
+    assert store.undo() == UndoOutcome("20261121-101500", restored=1, removed=0)
     assert store.load() == [A, B, C]
 
 
 def test_a_log_that_cannot_be_appended_to_stops_the_commit_first(store: KnowledgeStore) -> None:
     store.log_path.mkdir(parents=True)
-    with pytest.raises(VaultError, match=rf"^cannot append to {store.log_path}: Is a directory"):
+    with pytest.raises(VaultError, match=rf"^cannot read {store.log_path}: Is a directory"):
         commit(store, "20261121-101500", [A], Change("ADD", A.id, after=A))
     assert not store.bank_path.exists()
+    assert not store.plan_path.exists()
     with pytest.raises(VaultError, match=rf"^cannot read {store.log_path}"):
         store.undo()
 
@@ -284,7 +316,7 @@ changed = old[0].model_copy(update={"content": "The well is full."})
 changes = [Change("ADD", new.id, None, new), Change("UPDATE", changed.id, old[0], changed)]
 done = PassRecord.model_validate({"pass": "20261121-101500", "status": "changed",
                                   "started": stamp, "finished": stamp})
-store.commit_pass(done.pass_id, "TIGHT", changes, [changed, *old[1:], new], done, [])
+store.commit_pass(done.pass_id, "TIGHT", changes, done, [])
 """
 
 
@@ -296,32 +328,61 @@ def killed_commit(store: KnowledgeStore, crash_at: str) -> None:
     assert done.returncode == -signal.SIGKILL, done.stderr
 
 
-def test_a_kill_after_the_log_leaves_the_old_bank_and_undo_copes(store: KnowledgeStore) -> None:
+@pytest.mark.parametrize(
+    ("crash_at", "committed"),
+    [
+        ("knowledge-after-plan", True),
+        ("knowledge-after-log", True),
+        ("knowledge-after-bank", True),
+        ("knowledge-after-record", True),
+    ],
+)
+def test_a_kill_at_any_point_of_a_commit_leaves_the_pass_wholly_in_and_undoable(
+    store: KnowledgeStore, crash_at: str, committed: bool
+) -> None:
     old = seeded(store)
-    killed_commit(store, "knowledge-after-log")
-    assert store.load() == old
-    assert [(line.pass_id, line.op) for line in store.log()][-2:] == [
-        ("20261121-101500", "ADD"),
-        ("20261121-101500", "UPDATE"),
-    ]
-    assert not (store.passes_folder / "20261121-101500.md").exists()
-    assert store.new_pass_id(NOW) == "20261121-101500-2", "the log still owns that id"
-    assert store.undo() == UndoOutcome("20261121-101500", restored=0, removed=0)
+    killed_commit(store, crash_at)
+    bank = store.load()  # the next reader finishes the commit
+    assert not store.plan_path.exists()
+    assert [e.id for e in bank] == ["ltm-1-a1", "ltm-2-a2", "ltm-3-a3", "ltm-9-a9"]
+    assert bank[0].content == "The well is full."
+    ops = [(line.pass_id, line.op) for line in store.log()]
+    assert ops.count(("20261121-101500", "ADD")) == 1, "the log's lines are appended once"
+    assert ops[-2:] == [("20261121-101500", "ADD"), ("20261121-101500", "UPDATE")]
+    last = store.last_pass()
+    assert last is not None
+    assert last.pass_id == "20261121-101500"
+    assert last.operations == {"ADD": 1, "UPDATE": 1}
+    assert store.undo() == UndoOutcome("20261121-101500", restored=1, removed=1)
     assert store.load() == old
     assert store.undo() == UndoOutcome("20261121-090000", restored=0, removed=3)
 
 
-def test_a_kill_after_the_bank_leaves_the_new_bank_and_undo_restores_the_old(
-    store: KnowledgeStore,
+UNDO_SCRIPT = """
+import sys
+from pathlib import Path
+from engine.vault.knowledge_store import KnowledgeStore
+
+print(KnowledgeStore(Path(sys.argv[1])).undo())
+"""
+
+
+@pytest.mark.parametrize("crash_at", ["undo-after-plan", "undo-after-log", "undo-after-bank"])
+def test_a_kill_at_any_point_of_an_undo_leaves_it_wholly_done_once(
+    store: KnowledgeStore, crash_at: str
 ) -> None:
     old = seeded(store)
-    killed_commit(store, "knowledge-after-bank")
-    bank = store.load()
-    assert [e.id for e in bank] == ["ltm-1-a1", "ltm-2-a2", "ltm-3-a3", "ltm-9-a9"]
-    assert bank[0].content == "The well is full."
-    assert store.last_pass() == record("20261121-090000", operations={"ADD": 3})
-    assert store.undo() == UndoOutcome("20261121-101500", restored=1, removed=1)
+    commit(store, "20261121-101500", [A, C], Change("DELETE", B.id, before=B))
+    done = subprocess.run(
+        [sys.executable, "-c", UNDO_SCRIPT, str(store.folder)], cwd=REPO,
+        env=mudsim_env(crash_at), capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == -signal.SIGKILL, done.stderr
     assert store.load() == old
+    assert [line.op for line in store.log()].count("UNDO") == 1
+    assert store.undone_passes() == {"20261121-101500"}
+    assert store.undo() == UndoOutcome("20261121-090000", restored=0, removed=3)
+    assert store.load() == []
 
 
 def test_without_a_kill_the_script_commits_everything(store: KnowledgeStore) -> None:
@@ -584,11 +645,12 @@ def test_a_secret_never_reaches_a_file_under_knowledge(store: KnowledgeStore) ->
     done = record("20261121-101500", notes=[f"secret={other}"], error=f"password: {password}",
                   fallback=f"saw {key}")  # fmt: skip
     candidates = [("fact", f"key {key}", [f"secret={other}"])]
-    store.commit_pass("20261121-101500", "GENEROUS", changes, [edited_leaky], done, candidates)
+    store.commit_pass("20261121-101500", "GENEROUS", changes, done, candidates)
     store.save([*store.load(), entry(2, f"db at postgres://bo:{password}@db/mill")])
     assert store.undo() is not None
 
-    files = [path for path in store.folder.rglob("*") if path.is_file()]
+    files = [path for path in store.folder.rglob("*") if path.is_file() and path.name != ".lock"]
+    assert (store.folder / ".lock").read_bytes() == b"", "the commit lock holds nothing"
     assert {path.name for path in files} == {
         "long-term-memory.json", "log.jsonl", "20261121-101500.md",
     }  # fmt: skip
