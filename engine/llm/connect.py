@@ -121,16 +121,27 @@ def _checked(url: str, source: str) -> str:
     return url.rstrip("/")
 
 
-async def settle_default(choice: LLMChoice, notice: Callable[[str], None]) -> LLMChoice:
+async def settle_default(
+    choice: LLMChoice, notice: Callable[[str], None], *, named: str | None = None
+) -> LLMChoice:
     """When no LLM was named anywhere and nothing answers at the default URL, the
-    embedded model (if installed), said in one line; otherwise ``choice`` unchanged."""
-    if choice.source != "default" or not local_available():
+    embedded model (if installed), said in one line; otherwise ``choice`` unchanged.
+    ``named``: a model the user named (``named_model``); then nothing answering is an
+    ``LLMUnavailableError`` (exit 3) naming it, never a silent switch to another model."""
+    if choice.source != "default" or (not local_available() and named is None):
         return choice
     probe = OllamaBackend(choice.endpoints[0].url, timeout=httpx.Timeout(PROBE_TIMEOUT))
     try:
         await probe.version()
         return choice
-    except LLMError:
+    except LLMError as exc:
+        if named is not None:
+            raise LLMUnavailableError(
+                f"model {named!r} was asked for, but no LLM answers at {choice.describe} "
+                f"({_reason(exc)}). Start a server that serves it (`ollama serve`, then "
+                f"`ollama pull {named}`), point --llm at one, or run the embedded model on "
+                f"purpose with --llm local{_embedded_hint()}"
+            ) from exc
         notice(
             f"no LLM answers at {choice.describe}; using the embedded model "
             f"({DESCRIPTION}, in-process). Name a server with --llm to use another."
@@ -138,6 +149,22 @@ async def settle_default(choice: LLMChoice, notice: Callable[[str], None]) -> LL
         return LLMChoice((LOCAL_ENDPOINT,), "default (embedded)")
     finally:
         await probe.aclose()
+
+
+def named_model(
+    flag: str | None,
+    environ: Mapping[str, str],
+    config: LLMConfig,
+    character_models: Iterable[str | None] = (),
+) -> str | None:
+    """The model the user named, if any: ``--model``, ``MUDSIM_MODEL``, a profile's
+    ``model`` in ``llm.md``, or a character's ``model`` in the world file. None when
+    nothing was named (only then may mudsim fall back to the embedded model)."""
+    profiles = [p.model for role, p in config.profiles.items() if p is not None and role != "embedder"]
+    for candidate in (flag, environ.get("MUDSIM_MODEL"), *profiles, *character_models):
+        if candidate:
+            return candidate
+    return None
 
 
 def _slots(url: str, config: LLMConfig) -> int:
@@ -227,7 +254,8 @@ async def check_endpoints(
             raise LLMUnavailableError(
                 f"cannot reach the LLM at {endpoint.name} ({_reason(exc)}). Start Ollama "
                 "with `ollama serve`, or point --llm (or MUDSIM_LLM_URL) at a running "
-                f"server; --llm fake: runs a scripted demo without one{_embedded_hint()}"
+                f"server; --llm local runs the embedded model in-process; --llm fake: runs a "
+                f"scripted demo without one{_embedded_hint()}"
             ) from exc
         missing = [m for m in wanted if not has_model(m, available)]
         if missing:

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from engine.errors import MudsimError
-from engine.llm.connect import build_dispatcher, choose_llm, choose_model, settle_default
+from engine.llm.connect import (
+    build_dispatcher,
+    choose_llm,
+    choose_model,
+    named_model,
+    settle_default,
+)
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
 from engine.llm.local import MODEL_NAME as LOCAL_MODEL
 from engine.memory.waterfall import compaction_due
@@ -49,7 +55,10 @@ async def compaction_llm(
         print(f"mudsim: {line}", file=sys.stderr, flush=True)
 
     try:
-        choice = await settle_default(choose_llm(None, environ, sim.settings.llm), notice)
+        named = named_model(None, environ, sim.settings.llm,
+                            [c.model for c in sim.world.characters.values()])  # fmt: skip
+        choice = await settle_default(choose_llm(None, environ, sim.settings.llm), notice,
+                                      named=named)  # fmt: skip
         retry = RetryPolicy(attempts=1, deadline=SETTLE_TIMEOUT)
         dispatcher = build_dispatcher(
             choice, retry=retry, bypass_limit=sim.settings.llm.bypass_limit

@@ -30,6 +30,7 @@ from engine.llm.connect import (
     check_endpoints,
     choose_llm,
     choose_model,
+    named_model,
     settle_default,
 )
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
@@ -107,7 +108,10 @@ async def connect(
     def notice(line: str) -> None:
         print(f"mudsim: {line}", file=sys.stderr, flush=True)
 
-    choice = await settle_default(choose_llm(options.llm, environ, sim.settings.llm), notice)
+    named = named_model(options.model, environ, sim.settings.llm,
+                        [c.model for c in sim.world.characters.values() if c.type == "agent"])  # fmt: skip
+    choice = await settle_default(choose_llm(options.llm, environ, sim.settings.llm), notice,
+                                  named=named)  # fmt: skip
     models = agent_models(sim, options.model, environ)
     summarizers = summarizer_models(sim, options.model, environ)
     if choice.local:  # it has one model, whatever the world or llm.md name

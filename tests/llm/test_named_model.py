@@ -1,0 +1,82 @@
+"""The model you asked for, or a clear no (issue 32): a model named anywhere (``--model``,
+``MUDSIM_MODEL``, a profile's ``model``, a character's) is never swapped for the
+embedded model when no server answers; the run exits 3 naming it and saying how to use
+the embedded model on purpose. Only when nothing was named does mudsim fall back."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from helpers import REPO, mudsim
+
+from engine.config import LLMConfig, RoleProfile
+from engine.errors import LLMUnavailableError
+from engine.llm.connect import EndpointChoice, LLMChoice, named_model, settle_default
+
+CLOSED = LLMChoice((EndpointChoice("http://127.0.0.1:9"),), "default")
+"""The default choice at a port where nothing listens: a missing Ollama."""
+
+
+def _default_url_is_free() -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex(("127.0.0.1", 11434)) != 0
+
+
+def test_a_model_named_anywhere_is_named() -> None:
+    config = LLMConfig()
+    assert named_model(None, {}, config) is None
+    assert named_model("qwen3:4b", {}, config) == "qwen3:4b"
+    assert named_model(None, {"MUDSIM_MODEL": "gemma3:4b"}, config) == "gemma3:4b"
+    assert named_model(None, {}, config, [None, "llama3.2"]) == "llama3.2"
+    profiled = LLMConfig(profiles={"summarizer": RoleProfile(model="phi4")})
+    assert named_model(None, {}, profiled) == "phi4"
+    embedder = LLMConfig(profiles={"embedder": RoleProfile(model="nomic-embed-text")})
+    assert named_model(None, {}, embedder) is None  # an embedder is optional: not a choice
+
+
+async def test_a_named_model_with_nothing_answering_is_a_clear_no() -> None:
+    lines: list[str] = []
+    with pytest.raises(LLMUnavailableError) as raised:
+        await settle_default(CLOSED, lines.append, named="qwen3:4b")
+    message = str(raised.value)
+    assert "'qwen3:4b'" in message
+    assert "--llm local" in message
+    assert lines == []
+
+
+@pytest.mark.skipif(not _default_url_is_free(), reason="a server listens at localhost:11434")
+def test_run_with_a_named_model_and_no_server_exits_3_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MUDSIM_LLM_URL")
+    done = mudsim("run", REPO / "worlds" / "demo.yaml", "--vault", tmp_path / "v", "--headless",
+                  "--turns", "1", "--model", "qwen3:4b")  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "'qwen3:4b'" in done.stderr
+    assert "--llm local" in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert not (tmp_path / "v" / "runs").exists() or not any((tmp_path / "v" / "runs").iterdir())
+
+
+@pytest.mark.skipif(not _default_url_is_free(), reason="a server listens at localhost:11434")
+def test_a_sweep_over_two_models_with_no_server_fails_both_runs_naming_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MUDSIM_LLM_URL")
+    sweep = tmp_path / "two.yaml"
+    sweep.write_text(
+        f"world: {REPO / 'worlds' / 'pocket.yaml'}\nturns: 1\ngrid:\n  model: [qwen3:4b, gemma3:4b]\n",
+        encoding="utf-8",
+    )
+    done = mudsim("sweep", sweep, "--out", tmp_path / "out")
+    rows = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("result.json")]
+    assert len(rows) == 2, done.stderr
+    assert {row["status"] for row in rows} == {"failed"}
+    assert {m for row in rows for m in ("qwen3:4b", "gemma3:4b") if m in row["error"]} == {
+        "qwen3:4b",
+        "gemma3:4b",
+    }
