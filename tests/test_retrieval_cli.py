@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import mudsim
+from helpers import REPO, mudsim
 
 from engine.cli import main
 from engine.memory.knowledge import Entry, Source, Stamp
@@ -162,3 +162,16 @@ def test_knows_nothing_yet_only_when_the_bank_is_empty(
                           "Wynn", "--keywords", "well", "--from", "Bo")  # fmt: skip
     assert code == 0, err
     assert "Nothing to seed its knowledge with: Bo knows nothing yet." in out
+
+
+def test_a_new_agent_takes_the_windows_the_worlds_agents_share(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world, vault = REPO / "worlds" / "pocket.yaml", tmp_path / "v"
+    done = mudsim("do", world, "--vault", vault, "--as", "Wren", "look")
+    assert done.returncode == 0, done.stderr
+    code, _, err = _cli(capsys, "agent", "new", world, "--vault", vault, "--name", "Fern")
+    assert code == 0, err
+    agent = (vault / "agents" / "Fern" / "agent.md").read_text()
+    assert "immediate_window: 16" in agent
+    assert "recent_window: 16" in agent

@@ -2,7 +2,8 @@
 and ``mudsim recall``: what an agent brings to mind for some words, from the shell.
 
 A new agent stands in the world's first room with a profile (given, or made from its
-role), its role as its ``occupation`` and its keywords as its ``tags``. Its knowledge bank
+role), its role as its ``occupation``, its keywords as its ``tags`` and, when the world's
+agents all share their memory windows, those windows too. Its knowledge bank
 is seeded with the named agents' entries (or every agent's) that the retrieval scorer
 ranks best for its role and keywords, within ``BOOTSTRAP_TOKENS``: each copied entry
 gets a new id and names, in ``source.copied_from``, the agent and the entry it came
@@ -137,6 +138,10 @@ def _character(vault: Vault, world: World, name: str, role: str, keywords: Seque
         profile=" ".join((profile or f"A newcomer, {what}, keen to learn.").split()),
         occupation=role.strip(), tags=[k.strip() for k in keywords if k.strip()],
     )  # fmt: skip
+    windows = {(c.immediate_window, c.recent_window) for c in world.characters.values()
+               if c.type == "agent"}  # fmt: skip
+    if len(windows) == 1:  # the world's agents share their windows: the newcomer too
+        character.immediate_window, character.recent_window = windows.pop()
     try:
         folder = character.folder
     except UnsafeNameError as exc:

@@ -43,7 +43,8 @@ def knowledge_report(
     else:
         done = ", ".join(f"{n} {op}" for op, n in last.operations.items()) or "no changes"
         line = f"Last pass {last.pass_id} ({last.status}, ended {last.finished.sim} world time)"
-        line += f": {last.candidates} candidates, {done}"
+        noun = "candidate" if last.candidates == 1 else "candidates"
+        line += f": {last.candidates} {noun}, {done}"
         if last.fallback:
             line += f"; {last.fallback}"
         if last.error:
