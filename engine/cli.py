@@ -11,10 +11,12 @@ one-line usage errors out of it would mean leaning on private API.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -41,7 +43,8 @@ def do(args: argparse.Namespace) -> None:
 
     from engine.sim.do import do_commands
 
-    asyncio.run(do_commands(args.world, args.vault, args.as_name, args.commands, os.environ))
+    with _removed_on_failure(args.vault):
+        asyncio.run(do_commands(args.world, args.vault, args.as_name, args.commands, os.environ))
 
 
 def _run_options(args: argparse.Namespace) -> RunOptions:
@@ -58,12 +61,13 @@ def run(args: argparse.Namespace) -> None:
     from engine.sim.run import run_headless
 
     options = _run_options(args)
-    if args.headless:
-        asyncio.run(run_headless(options, os.environ))
-    else:
-        from engine.tui.runner import run_tui
+    with _removed_on_failure(args.vault):
+        if args.headless:
+            asyncio.run(run_headless(options, os.environ))
+        else:
+            from engine.tui.runner import run_tui
 
-        asyncio.run(run_tui(options, os.environ))
+            asyncio.run(run_tui(options, os.environ))
 
 
 def play(args: argparse.Namespace) -> None:
@@ -78,7 +82,27 @@ def play(args: argparse.Namespace) -> None:
                 f"play --frozen runs no agents, so {' and '.join(given)} would do nothing; "
                 "leave out --frozen to play with thinking agents"
             )
-    asyncio.run(play_world(_run_options(args), os.environ, frozen=args.frozen))
+    with _removed_on_failure(args.vault):
+        asyncio.run(play_world(_run_options(args), os.environ, frozen=args.frozen))
+
+
+@contextlib.contextmanager
+def _removed_on_failure(vault: Path) -> Iterator[None]:
+    """A vault folder this command made is removed again when the command fails before
+    anyone made a memory in it (an unreachable server, an unknown --as): a failure leaves
+    nothing behind. A vault that held anything before, or holds memories now, stays."""
+    existed = vault.exists()
+    try:
+        yield
+    except BaseException:
+        if not existed and vault.is_dir() and not _holds_memories(vault):
+            shutil.rmtree(vault, ignore_errors=True)
+        raise
+
+
+def _holds_memories(vault: Path) -> bool:
+    journals = (vault / "agents").glob("*/memories.jsonl")
+    return any(journal.stat().st_size > 0 for journal in journals)
 
 
 def world_apply(args: argparse.Namespace) -> None:

@@ -190,6 +190,7 @@ class Simulation:
         vault = Vault(vault_dir)
         # The world file is checked before anything is written, even the lock.
         declared = load_world_file(world_file)
+        vault.refuse_foreign()  # /etc, a project folder: nothing is written there
         lock = vault.lock()
         log = None
         try:
@@ -339,6 +340,7 @@ class Simulation:
                 "world_sha256": file_sha256(world_file) if world_file else None,
                 "version": version(), "clock": self.clock.reading(),
                 "settings": redact_value(self.settings.model_dump(mode="json")),
+                "journals_start": self.journal_lengths(),
                 **redact_value(meta),  # an endpoint URL with a password in it
             }  # fmt: skip
             run.write_meta(self._record_meta)
@@ -367,11 +369,17 @@ class Simulation:
                 recorder.run.save_end(self.vault.root)
             costs = {name: cost.to_json() for name, cost in sorted(recorder.costs.items())}
             ended = {"ended": utc_now(), "reason": reason, "events": recorder.count,
+                     "journals_end": self.journal_lengths(),
                      "costs": costs, "training": dict(recorder.captured),
                      "incomplete": recorder.broken, **meta}  # fmt: skip
             recorder.run.write_meta({**self._record_meta, **ended})
         except (OSError, MudsimError) as exc:
             self.warn(f"the run record {recorder.run.folder} could not be closed: {exc}")
+
+    def journal_lengths(self) -> dict[str, int]:
+        """Character name -> how many records its journal holds (the next one's seq): a
+        run's record keeps them at its start and end, so each memory knows its run."""
+        return {mind.character.name: mind.journal.count for mind in self.minds.values()}
 
     def recorded(self, llm: Generator) -> Generator:
         """``llm``, with its calls written to the run's record when it is recorded."""

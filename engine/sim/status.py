@@ -25,6 +25,8 @@ from engine.vault.world_store import load_clock
 
 def read_status(vault_dir: Path, agent: str | None = None) -> list[MemoryStatus]:
     vault = Vault(vault_dir)
+    if vault.foreign_entries():
+        raise VaultError(f"{vault_dir} is not a mudsim vault (it holds no world/world.yaml)")
     if not vault.is_seeded:
         raise VaultError(
             f"{vault_dir} holds no world yet; seed it with: mudsim do WORLD --vault {vault_dir} look"

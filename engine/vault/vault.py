@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.config import Settings
-from engine.errors import VaultError
+from engine.errors import UsageError, VaultError
 from engine.memory.record import utc_now
 from engine.sim.clock import WorldClock
 from engine.vault import config_files, world_store
@@ -60,6 +61,10 @@ class MemoryState(BaseModel):
     kept so that any sequence of processes reaches the extractive summary."""
     held_for_memory: HeldForMemory = HeldForMemory()
     updated: str = ""
+
+
+VAULT_ENTRIES: Final = frozenset({"world", "agents", "config", "logs", "runs", ".lock"})
+"""What a vault's folder holds at its top (an unseeded one: some of it, e.g. ``config``)."""
 
 
 class Vault:
@@ -99,6 +104,29 @@ class Vault:
     @property
     def is_seeded(self) -> bool:
         return (self.root / "world" / "world.yaml").exists()
+
+    def foreign_entries(self) -> list[str]:
+        """What an unseeded folder holds that no vault holds (a folder given as ``--vault``
+        by mistake: ``/etc``, a project): mudsim writes nothing into such a folder."""
+        if self.is_seeded or not self.root.is_dir():
+            return []
+        try:
+            names = sorted(entry.name for entry in self.root.iterdir())
+        except OSError as exc:
+            raise VaultError(f"cannot list {self.root}: {exc.strerror or exc}") from exc
+        return [name for name in names if name not in VAULT_ENTRIES]
+
+    def refuse_foreign(self) -> None:
+        """``UsageError`` (exit 2) when the folder holds what no vault holds."""
+        foreign = self.foreign_entries()
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (
+                f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+            )
+            raise UsageError(
+                f"{self.root} is not a mudsim vault and is not empty (it holds {shown}); "
+                "give --vault a new folder, or one a mudsim command made"
+            )
 
     def load_world(
         self, *, warn: Callable[[str], None] | None = None, clock: WorldClock | None = None
