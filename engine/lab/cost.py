@@ -5,6 +5,10 @@ taken from ``run.json``'s ``costs``, which a killed run never wrote: tokens in a
 LLM and queue seconds, calls by kind, retries, failures, and money where the run's
 settings price an endpoint (``settings.llm.endpoints[].price_in`` / ``price_out``, per
 million tokens, keyed by the endpoint's URL).
+
+Calls answered from a recorded run's tape (every call of a replay; a fork's before its
+branch point) cost nothing again: they are marked ``replayed`` in ``calls.jsonl``, left
+out of the cost and counted apart, so a fork's cost is what its live calls cost.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.lab import run_records
-from engine.sim.recorder import Cost, costs_of
+from engine.sim.recorder import Cost, costs_of, replayed
 from engine.vault.run_store import CALLS, RunFolder, runs
 
 
@@ -28,6 +32,8 @@ class RunCost:
     """Agent name -> its calls' cost (``(none)``: calls no agent made)."""
     priced: bool
     """Some endpoint of the run has a price."""
+    replayed: int = 0
+    """Calls answered from a recorded run's tape, not counted in ``agents``."""
 
     @property
     def total(self) -> Cost:
@@ -35,7 +41,7 @@ class RunCost:
 
     def to_json(self) -> dict[str, Any]:
         facts = {key: self.meta.get(key) for key in ("kind", "started", "ended", "reason")}
-        return {"id": self.id, **facts, "priced": self.priced,
+        return {"id": self.id, **facts, "priced": self.priced, "replayed_calls": self.replayed,
                 "agents": {name: cost.to_json() for name, cost in sorted(self.agents.items())},
                 "total": self.total.to_json()}  # fmt: skip
 
@@ -58,9 +64,10 @@ def total(costs: Iterable[Cost]) -> Cost:
 def run_cost(run: RunFolder) -> RunCost:
     meta = run_records.run_meta(run)
     prices = run_records.prices(meta)
-    costs = costs_of(run.read(CALLS), prices)
+    calls = run.read(CALLS)
+    costs = costs_of(calls, prices)
     priced = any(price_in or price_out for price_in, price_out in prices.values())
-    return RunCost(run.id, meta, costs, priced)
+    return RunCost(run.id, meta, costs, priced, sum(replayed(call) for call in calls))
 
 
 def cost_report(vault: Path, run_id: str | None, *, every: bool = False,
@@ -93,6 +100,11 @@ def render(cost: RunCost) -> str:
     how = (f"ended {ended} ({meta.get('reason') or 'no reason given'})" if ended
            else "no end recorded (still running, or killed)")  # fmt: skip
     title = f"Run {cost.id} ({meta.get('kind') or 'run'}; started {meta.get('started')}; {how})"
+    if cost.replayed:
+        parent = meta.get("parent") or meta.get("replay_of")
+        source = f"the record of {parent}" if parent else "a recorded run's tape"
+        title += (f"\n{cost.replayed} calls were replayed from {source} and are not "
+                  "counted: the table is this run's own calls")  # fmt: skip
     return _table(title, cost.agents, cost.priced)
 
 

@@ -14,7 +14,8 @@ of a call, an event's unknown fields) is kept as its JSON text.
   in it (its ``command`` and ``result`` events, between its ``turn-start`` and ``turn``)
   and with its calls of kind ``turn``, by (agent name, turn): tokens, seconds, retries.
 - **calls**: one row per line of ``calls.jsonl``, the prompt included.
-- **memories**: one row per journal record, with the run whose time it falls in.
+- **memories**: one row per journal record, with the run that recorded it (by the run
+  record's journal ranges; a record made before those existed, by its time).
 - **training**: prompt/completion pairs (``TrainingFilter``), identical pairs once.
 """
 
@@ -189,31 +190,51 @@ def call_rows(calls: Iterable[Mapping[str, Any]]) -> list[Row]:
 
 @dataclass(frozen=True)
 class RunWindow:
-    """When a run took place (wall time, as the vault writes it)."""
+    """Which memories a run recorded: by its record's journal ranges, or, for a record
+    made before it kept them, by when it took place (wall time, as the vault writes it)."""
 
     id: str
     started: str
     ended: str | None
     """None: the run has no recorded end (it is going on, or was killed)."""
+    journals: Mapping[str, tuple[int, int | None]] | None = None
+    """Agent name -> the seqs of its journal recorded in the run, ``[first, end)`` (end
+    None: not known, the run has no recorded end and no run came after it); None: the
+    record has no journal ranges."""
 
     def holds(self, at: str) -> bool:
         return self.started <= at and (self.ended is None or at <= self.ended)
+
+    def recorded(self, agent: str, seq: int) -> bool:
+        """Whether the run's journal ranges hold ``agent``'s memory ``seq``."""
+        span = (self.journals or {}).get(agent)
+        return span is not None and span[0] <= seq and (span[1] is None or seq < span[1])
+
+
+def run_of(agent: str, record: MemoryRecord, windows: Sequence[RunWindow]) -> str | None:
+    """The run that recorded a memory: the one whose journal ranges hold it; else (a
+    memory no range holds) the last run without ranges whose time holds its ``at``."""
+    ranged = [w for w in windows if w.journals is not None]
+    found = next((w.id for w in reversed(ranged) if w.recorded(agent, record.seq)), None)
+    if found is not None:
+        return found
+    return next((w.id for w in reversed(windows) if w.journals is None and w.holds(record.at)),
+                None)  # fmt: skip
 
 
 def memory_rows(journals: Mapping[str, Sequence[MemoryRecord]],
                 windows: Sequence[RunWindow] = ()) -> list[Row]:  # fmt: skip
     """One row per memory of each agent (agent name -> its journal's records), with the
-    run it was recorded in (the last whose time holds its ``at``; None for none)."""
+    run it was recorded in (``run_of``; None for none)."""
     rows: list[Row] = []
     for agent, records in journals.items():
         for record in records:
-            run = next((w.id for w in reversed(windows) if w.holds(record.at)), None)
             rows.append({
                 "agent": agent, "seq": record.seq, "kind": record.kind.value, "at": record.at,
                 "sim": record.sim, "text": record.text, "location": record.location,
                 "occupants": ", ".join(record.occupants), "command": record.command,
                 "reason": record.reason, "failed": record.failed, "speaker": record.speaker,
-                "run": run,
+                "run": run_of(agent, record, windows),
             })  # fmt: skip
     return rows
 

@@ -5,8 +5,12 @@ turn, exactly, then goes live from there: the draws are the clock's again, new L
 calls go to the live LLM (``--llm``, ``--model``), ``--set section.key=value`` changes
 settings (memory windows, knowledge passes, dreams, the handbook's method, training
 capture), and the run goes on like ``run``: headless with ``--turns N``, or in the
-terminal UI. Its ``run.json`` names its parent and branch point, and its own record
-holds the parent's events up to there, then a ``branch`` event.
+terminal UI. Its ``run.json`` names its parent and branch point (and the change made
+there: ``engine.lab.branch``), and, from the branch on, the settings in force and the
+endpoints its live calls went to; its own record holds the parent's events up to there,
+then a ``branch`` event, and replays like any run's. The calls served from the tape
+are marked ``replayed`` (``mudsim cost`` leaves them out); the live ones name their
+endpoint and model and are priced at the endpoint's price.
 """
 
 from __future__ import annotations
@@ -18,15 +22,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import yaml
-from pydantic import ValidationError
-
 from engine import wallclock
 from engine.config import Settings
-from engine.errors import UsageError
+from engine.errors import MudsimError, UsageError
+from engine.lab.branch import (
+    Branch,
+    apply_settings,
+    go_live,
+    kept_notice,
+    kept_windows,
+    settings_meta,
+    settings_with,
+)
 from engine.lab.replay import Replay, open_replay
 from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, settle_default
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
+from engine.memory.secrets import redact
 from engine.sim.run import (
     Narrator,
     RunEnding,
@@ -39,6 +50,8 @@ from engine.sim.scheduler import Scheduler
 from engine.sim.sequencer import quiet
 from engine.sim.simulation import Simulation
 from engine.vault.run_store import RunFolder
+
+__all__ = ["ForkOptions", "apply_settings", "fork_run", "settings_with", "turn_event"]
 
 if TYPE_CHECKING:
     from engine.tui.app import MudsimApp
@@ -55,8 +68,11 @@ def turn_event(events: list[Mapping[str, Any]], at: int) -> int:
     raise UsageError(f"the run has {seen} committed turns: --at must be between 1 and {seen}")
 
 
-async def follow_to_branch(replay: Replay, at: int) -> None:
-    """Follow the record through its ``at``-th committed turn, then go live."""
+async def follow_to_branch(replay: Replay, at: int,
+                           on_branch: Callable[[int], None] | None = None) -> None:  # fmt: skip
+    """Follow the record through its ``at``-th committed turn, then go live: the
+    ``branch`` event, then ``on_branch`` (told its number), with nothing else run between
+    them (a replay of the fork makes the same change at the same place)."""
     events = list(replay.sequencer.events)
     branch = turn_event(events, at)
     with wallclock.scripted(replay.script):
@@ -67,7 +83,9 @@ async def follow_to_branch(replay: Replay, at: int) -> None:
     recorder = replay.sim.recorder
     if recorder is not None:
         recorder.on_event = None
-        recorder.event("branch", at=at)
+        number = recorder.event("branch", branch_at=at)
+        if on_branch is not None:
+            on_branch(number)
 
 
 @dataclass(frozen=True)
@@ -78,43 +96,12 @@ class ForkOptions:
     model: str | None = None
     sets: tuple[str, ...] = ()
     headless: bool = True
+    override_characters: bool = False
+    """A ``--set`` of a window applies to characters whose world file sets their own."""
 
-
-def settings_with(settings: Settings, sets: tuple[str, ...]) -> Settings:
-    """``settings`` with each ``section.key=value`` of ``sets``, checked as the config
-    file's would be (a bad one is a ``UsageError``)."""
-    data = settings.model_dump(mode="json")
-    for item in sets:
-        path, sep, raw = item.partition("=")
-        parts = path.strip().split(".")
-        if not sep or len(parts) != 2 or parts[0] not in data or parts[1] not in data[parts[0]]:
-            raise UsageError(f"--set {item!r}: expected section.key=value, e.g. "
-                             "memory_compaction.recent_window=32")  # fmt: skip
-        data[parts[0]][parts[1]] = yaml.safe_load(raw) if raw.strip() else raw
-    try:
-        return Settings.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise UsageError(f"--set {where}: {first['msg']}") from exc
-
-
-def apply_settings(sim: Simulation, settings: Settings) -> None:
-    """A fork's settings from its branch point on: the memory windows, how often
-    knowledge passes run, dreams, the handbook's method, training capture, and whatever
-    is read as it is used (the retrieval budget, the profiles' options)."""
-    sim.settings = settings
-    sim.actor_options = settings.llm.options_for("actor")
-    memory = settings.memory_compaction
-    for mind in sim.minds.values():
-        mind.windows = sim.windows_for(mind.character)
-    sim.knowledge.every = memory.consolidate_every
-    sim.knowledge.enabled = memory.knowledge
-    sim.dreams.interval = memory.dream_interval
-    if sim.knowledge.handbook is not None:
-        sim.knowledge.handbook.method = memory.handbook
-    if sim.recorder is not None:
-        sim.recorder.training = settings.record.training
+    @property
+    def branch(self) -> Branch:
+        return Branch(self.at, self.sets, self.model, self.override_characters)
 
 
 RunApp = Callable[["MudsimApp"], Awaitable[None]]
@@ -128,28 +115,40 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
     headless (the narrative to ``out``), or in the terminal UI."""
     out = out or sys.stdout
     parent = RunFolder(run_dir)
-    extra = {"parent": parent.id, "parent_folder": str(run_dir), "branch_at": options.at,
-             "turns": options.turns, "sets": list(options.sets)}  # fmt: skip
+    branch = options.branch
+    extra = {"parent": parent.id, "parent_folder": str(run_dir), "turns": options.turns,
+             **branch.meta()}  # fmt: skip
     replay = open_replay(run_dir, vault, "fork", extra, whole=False)
     sim, live = replay.sim, None
     scheduler = replay.scheduler
     reason = "error"
+    noted: dict[str, Any] = {}
+    adopted: list[Dispatcher] = []  # the live LLM, once the fork's dispatcher sends to it
     try:
         if scheduler is None:
             raise UsageError(f"{run_dir} ran no agents: there is no turn to fork at")
         turn_event(list(replay.sequencer.events), options.at)  # bad input before any work
         settings = settings_with(sim.settings, options.sets)
+        kept = kept_windows(sim, options.sets)
+        if kept and not options.override_characters:
+            print(f"mudsim: {kept_notice(kept, settings)}", file=sys.stderr, flush=True)
+        try:  # the live LLM answers before any work
+            live = await live_llm(settings, options, environ)
+        except BaseException:
+            await replay.close()
+            raise
         ending = RunEnding(sim, scheduler)
+
+        def on_branch(number: int) -> None:  # the change, before anything else runs
+            assert live is not None
+            replay.tape.live = live.endpoints[0]
+            replay.dispatcher.adopt(live)
+            adopted.append(live)
+            go_live(sim, scheduler, branch, settings)
+            noted.update(_noted(sim, settings, live, number))
+
         try:
-            await follow_to_branch(replay, options.at)
-            live = await live_llm(sim, options, environ)
-            replay.tape.live = live
-            apply_settings(sim, settings)
-            if options.model is not None:
-                for thinker in scheduler.thinkers.values():
-                    thinker.model = options.model
-                sim.compactor.models = dict.fromkeys(sim.compactor.models, options.model)
-                sim.knowledge.models = dict.fromkeys(sim.knowledge.models, options.model)
+            await follow_to_branch(replay, options.at, on_branch)
             started = [t for t in replay.tasks if t.get_name().startswith("turn of")]
             if started:  # turns begun before the branch end first, as they would have
                 await asyncio.wait(started)
@@ -169,14 +168,33 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
                 await wind_down(sim, scheduler, replay.dispatcher, ending)
             await replay.close()
             await sim.checkpoint()
-            sim.end_record(reason)
+            sim.end_record(reason, **noted)
         if options.headless:
             print(summary(scheduler, replay.dispatcher, 0.0), file=out, flush=True)
         return scheduler
     finally:
-        if live is not None:
+        if live is not None and not adopted:  # else closed with the fork's dispatcher
             await live.aclose()
         sim.close()
+
+
+def _noted(
+    sim: Simulation, settings: Settings, live: Dispatcher, branch_event: int
+) -> dict[str, Any]:
+    """What the fork's ``run.json`` says from its branch point on (written now, so a
+    killed fork says it too): the settings in force, the ``branch`` event's number, the
+    endpoints its live calls go to. Its calls record is then its own: calls no longer
+    come from the tape, and each is priced at its endpoint's price."""
+    recorder = sim.recorder
+    noted = {"settings": settings_meta(settings), "branch_event": branch_event,
+             "endpoints": [redact(e.name) for e in live.endpoints]}  # fmt: skip
+    if recorder is not None:
+        recorder.replaying = False
+        try:
+            recorder.run.write_meta({**recorder.run.meta(), **noted})
+        except MudsimError as exc:  # the fork goes on; its end writes run.json again
+            sim.warn(f"cannot note the branch in {recorder.run.folder}: {exc}")
+    return noted
 
 
 async def _in_the_tui(sim: Simulation, scheduler: Scheduler, dispatcher: Dispatcher,
@@ -189,18 +207,21 @@ async def _in_the_tui(sim: Simulation, scheduler: Scheduler, dispatcher: Dispatc
     await (run_app(app) if run_app is not None else app.run_async())
 
 
-async def live_llm(sim: Simulation, options: ForkOptions, environ: Mapping[str, str]) -> Dispatcher:
-    """The LLM a fork goes on with (``--llm``, else as ``run`` chooses), checked."""
+async def live_llm(settings: Settings, options: ForkOptions,
+                   environ: Mapping[str, str]) -> Dispatcher:  # fmt: skip
+    """The LLM a fork goes on with (``--llm``, else as ``run`` chooses from the fork's
+    settings), checked."""
 
     def notice(line: str) -> None:
         print(f"mudsim: {line}", file=sys.stderr, flush=True)
 
-    choice = await settle_default(choose_llm(options.llm, environ, sim.settings.llm), notice)
-    dispatcher = build_dispatcher(choice, retry=RetryPolicy(deadline=sim.settings.llm.timeout),
-                                  bypass_limit=sim.settings.llm.bypass_limit)  # fmt: skip
+    choice = await settle_default(choose_llm(options.llm, environ, settings.llm), notice)
+    dispatcher = build_dispatcher(choice, retry=RetryPolicy(deadline=settings.llm.timeout),
+                                  bypass_limit=settings.llm.bypass_limit)  # fmt: skip
     if options.model is not None:
         try:
-            await check_endpoints(dispatcher, [options.model], int(sim.actor_options["num_ctx"]))
+            num_ctx = int(settings.llm.options_for("actor")["num_ctx"])
+            await check_endpoints(dispatcher, [options.model], num_ctx)
         except BaseException:
             await dispatcher.aclose()
             raise

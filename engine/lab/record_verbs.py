@@ -30,20 +30,25 @@ def fork(args: argparse.Namespace) -> None:
     from engine.lab.fork import ForkOptions, fork_run
 
     options = ForkOptions(args.at, args.turns, args.llm, args.model, tuple(args.set or ()),
-                          headless=args.headless)  # fmt: skip
+                          headless=args.headless,
+                          override_characters=args.override_characters)  # fmt: skip
     asyncio.run(fork_run(args.run_dir, args.vault, options, os.environ))
 
 
 def probe(args: argparse.Namespace) -> None:
     import asyncio
 
+    from engine.errors import UsageError
     from engine.lab.probe.probe import ProbeOptions
     from engine.lab.probe.probe import probe as run_probe
 
     compare = tuple(c.strip() for c in args.compare.split(",") if c.strip())
-    options = ProbeOptions(args.vault, compare, args.run_id, tuple(args.agent or ()),
+    every = args.runs is not None
+    if every and args.runs != "all":
+        raise UsageError(f"--runs {args.runs}: only --runs all (or --run ID, repeated)")
+    options = ProbeOptions(args.vault, compare, tuple(args.run_id or ()), tuple(args.agent or ()),
                            args.per_category, args.seed, args.questions, args.llm, args.model,
-                           args.json)  # fmt: skip
+                           args.json, all_runs=every)  # fmt: skip
     asyncio.run(run_probe(options, os.environ))
 
 
@@ -54,9 +59,13 @@ def _probe_verb(verbs: Any, _positive: Callable[[str], int]) -> None:
     sub.add_argument("--vault", type=Path, default=Path("vault"), metavar="DIR",
                      help="vault folder (default: ./vault)")  # fmt: skip
     sub.add_argument("--compare", default="full", metavar="A,B,...",
-                     help="configurations: full, waterfall, gapped, window, none (default full)")  # fmt: skip
-    sub.add_argument("--run", dest="run_id", metavar="ID",
-                     help="the run record (default: the latest run)")  # fmt: skip
+                     help="configurations: full, waterfall, gapped, window, none, full+query, "
+                          "evidence (default full; evidence, the reader's ceiling, is always "
+                          "asked)")  # fmt: skip
+    sub.add_argument("--run", dest="run_id", action="append", metavar="ID",
+                     help="a run record, repeatable: questions about what its agents had "
+                          "perceived by its end (default: the latest record of any kind)")  # fmt: skip
+    sub.add_argument("--runs", metavar="all", help="all: every recorded run, each cut at its end")
     sub.add_argument("--agent", action="append", metavar="NAME", help="only these agents")
     sub.add_argument("--per-category", type=_positive, default=5, metavar="N",
                      help="questions per category and agent (default 5)")  # fmt: skip
@@ -94,5 +103,10 @@ def _record_verbs(verbs: Any, _positive: Callable[[str], int]) -> None:
     sub.add_argument("--model", metavar="NAME", help="the model from the branch point on")
     sub.add_argument("--set", action="append", metavar="KEY=VALUE",
                      help="a setting from the branch point on, e.g. "
-                     "memory_compaction.recent_window=32 (repeatable)")  # fmt: skip
+                     "memory_compaction.recent_window=32 (repeatable); run.json holds the "
+                     "settings in force after it")  # fmt: skip
+    sub.add_argument("--override-characters", action="store_true",
+                     help="a --set of memory_compaction.immediate_window or recent_window "
+                     "applies to characters whose world file sets their own window too "
+                     "(without it they keep theirs, and the fork names them)")  # fmt: skip
     sub.set_defaults(run=fork)

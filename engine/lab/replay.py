@@ -15,7 +15,9 @@ Every event the replay writes is compared with the recorded one as it is written
 first difference stops the replay and is said. At the end every state file of ``NEW``
 is compared with the run's ``end.json``, byte for byte (by hash).
 
-A fork (``engine.lab.fork``) follows the record up to a turn, then goes live.
+A fork (``engine.lab.fork``) follows the record up to a turn, then goes live. A fork's
+own record replays like any run's: at its ``branch`` event the replay makes the fork's
+change (``engine.lab.branch``) and goes on following the record.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ from typing import Any, TextIO
 
 from engine import wallclock
 from engine.errors import UsageError, VaultError
+from engine.lab.branch import Branch, go_live, settings_with
 from engine.lab.replay_tape import WAITED_GATES, ReplayDiverged, ReplaySequencer, TapeBackend
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.sim.do import SETTLE_TIMEOUT
+from engine.sim.recorder import TAPE
 from engine.sim.run import (
     SHUTDOWN_GRACE,
     configure_memory,
@@ -68,6 +72,8 @@ class Replay:
     scheduler: Scheduler | None
     script: wallclock.Script
     tasks: list[asyncio.Task[Any]]
+    meta: dict[str, Any]
+    """The followed run's ``run.json``."""
 
     def spawn(self, work: Coroutine[Any, Any, Any], name: str) -> None:
         self.tasks.append(asyncio.get_running_loop().create_task(work, name=name))
@@ -146,6 +152,8 @@ class Replay:
             self.spawn(sim.settle_memory(SETTLE_TIMEOUT), "settle")
         elif kind == "save":
             sim.save_now()
+        elif kind == "branch":  # a fork's record: its change, made again at the same place
+            self._branch(event)
         elif kind in WAITED_GATES:
             key = str(event["key"])
             if kind == "send":  # each attempt of a call has its own
@@ -160,6 +168,18 @@ class Replay:
                 await asyncio.sleep(0.001)
         else:  # an event the engine writes by itself did not come
             raise ReplayDiverged(f"the replay diverged: event {event['n']} ({kind}) did not happen")
+
+    def _branch(self, event: Mapping[str, Any]) -> None:
+        recorder = self.sim.recorder
+        assert recorder is not None
+        branch = Branch.of(self.meta)
+        try:
+            settings = settings_with(self.sim.settings, branch.sets)
+        except UsageError as exc:
+            raise ReplayDiverged(f"the replay diverged: the fork's change at event "
+                                 f"{event['n']} cannot be made again: {exc}") from exc  # fmt: skip
+        recorder.event("branch", **{k: v for k, v in event.items() if k not in ("n", "kind", "at")})
+        go_live(self.sim, self.scheduler, branch, settings)
 
     async def close(self) -> None:
         for task in self.tasks:
@@ -196,7 +216,8 @@ def open_replay(run_dir: Path, vault: Path, kind: str, extra: dict[str, Any],
     draws: list[wallclock.Draw] = [(d["kind"], str(d["value"])) for d in run.read(DRAWS)]
     sim = Simulation.open(vault, world, notice=None)
     try:
-        sim.begin_record(kind, world, {**{k: meta.get(k) for k in _REPEATED}, **extra})
+        repeated = {k: meta[k] for k in _REPEATED if k in meta}  # absent stays absent
+        sim.begin_record(kind, world, {**repeated, **extra})
         recorder = sim.recorder
         if recorder is None:
             raise UsageError(f"{vault}/config/record.md has record: false")
@@ -204,7 +225,8 @@ def open_replay(run_dir: Path, vault: Path, kind: str, extra: dict[str, Any],
         sequencer = ReplaySequencer(events)
         recorder.sequencer, recorder.on_event = sequencer, sequencer.compare
         tape = TapeBackend(calls, sequencer)
-        dispatcher = Dispatcher([Endpoint("tape:", tape, slots=1_000_000)],
+        recorder.replaying = True
+        dispatcher = Dispatcher([Endpoint(TAPE, tape, slots=1_000_000)],
                                 retry=RetryPolicy(attempts=1_000, deadline=3600.0),
                                 sleep=_no_wait, cooloff=0.0)  # fmt: skip
         summarizers = dict(meta.get("summarizers") or {})
@@ -221,7 +243,7 @@ def open_replay(run_dir: Path, vault: Path, kind: str, extra: dict[str, Any],
         sim.close()
         raise
     return Replay(run, sim, sequencer, tape, dispatcher, scheduler,
-                  wallclock.Script(draws), [])  # fmt: skip
+                  wallclock.Script(draws), [], meta)  # fmt: skip
 
 
 async def _no_wait(seconds: float) -> None:
@@ -238,6 +260,7 @@ _REPEATED = (
     "retry",
     "compaction",
     "turn_slots",
+    "memory_gate",
 )
 """What a replay takes from the recorded ``run.json``."""
 

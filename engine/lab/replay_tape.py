@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from engine.agents.thinker import Generator
 from engine.errors import LLMError, LLMResponseError, LLMUnavailableError, MudsimError
+from engine.llm.dispatcher import Endpoint
 from engine.llm.request import Generation, LLMRequest
 from engine.sim.sequencer import Turnstile
 
@@ -42,7 +42,7 @@ class ReplaySequencer:
 
     def __init__(self, events: Sequence[Mapping[str, Any]]) -> None:
         self.events = events
-        self.waiting: dict[tuple[str, str], asyncio.Future[None]] = {}
+        self.waiting: dict[tuple[str, str], asyncio.Future[bool]] = {}
         self.live: Turnstile | None = None
         self.failure: str | None = None
 
@@ -52,25 +52,30 @@ class ReplaySequencer:
             return
         if kind not in WAITED_GATES:
             return
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.waiting[kind, key] = future
         try:
-            await future
+            opened = await future
         finally:
             self.waiting.pop((kind, key), None)
+        if not opened and self.live is not None:  # let go at a fork's branch point: it
+            await self.live.gate(kind, key)  # passes as a live gate, one at a time
 
     def open(self, kind: str, key: str) -> bool:
         future = self.waiting.get((kind, key))
         if future is None or future.done():
             return False
-        future.set_result(None)
+        future.set_result(True)
         return True
 
     def go_live(self) -> None:
+        """A fork's branch point: every gate from now on is a live one, those waiting
+        for the tape included (they pass one at a time, in the live order, so the
+        fork's record replays)."""
         self.live = Turnstile()
         for future in list(self.waiting.values()):
             if not future.done():
-                future.set_result(None)
+                future.set_result(False)
 
     def diverge(self, message: str) -> None:
         """Note the first way the replay left the recorded path."""
@@ -103,20 +108,22 @@ def _short(value: object) -> str:
 class TapeBackend:
     """Serves each call its recorded reply, by the call's key (never by its prompt), after
     building the prompt as the recorded run did and checking it is the same text. After
-    a fork's branch point (``live`` set) new calls go to the live LLM."""
+    a fork's branch point (``live`` set) the calls it still holds go to the live LLM
+    (the dispatcher sends new ones there itself: ``Dispatcher.adopt``)."""
 
     name = "tape"
 
     def __init__(self, calls: Mapping[str, Mapping[str, Any]], sequencer: ReplaySequencer) -> None:
         self.calls = calls
         self.sequencer = sequencer
-        self.live: Generator | None = None
+        self.live: Endpoint | None = None
+        """After a fork's branch point: where a call still in the tape's hands goes."""
         self.served = 0
         self._attempts: dict[str, int] = {}
 
     async def generate(self, request: LLMRequest) -> Generation:
-        if self.live is not None:
-            return await self.live.generate(replace(request, on_send=None, record_key=None))
+        if self.live is not None:  # sent before a fork's branch point, answered live
+            return await self._live(self.live, request)
         key = request.record_key or ""
         call = self.calls.get(key)
         if call is None:
@@ -153,6 +160,19 @@ class TapeBackend:
             done_reason=call.get("done_reason"),
             cached_tokens=int(call.get("cached_tokens") or 0),
         )
+
+    @staticmethod
+    async def _live(endpoint: Endpoint, request: LLMRequest) -> Generation:
+        """A call that passed its ``send`` gate as the fork went live: its prompt is built
+        now, as it would have been (no queue for a slot in between), and it names the
+        endpoint it went to; it is not retried."""
+        try:
+            generation = await endpoint.backend.generate(replace(request, on_send=None,
+                                                                 record_key=None))  # fmt: skip
+        except LLMError as exc:
+            exc.endpoint, exc.started = endpoint.name, True
+            raise
+        return replace(generation, endpoint=endpoint.name)
 
     async def aclose(self) -> None:
         return None

@@ -80,15 +80,33 @@ def prices(meta: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     return found
 
 
-def window(run: RunFolder, meta: Mapping[str, Any]) -> RunWindow:
+def window(run: RunFolder, meta: Mapping[str, Any],
+           following: Mapping[str, Any] | None = None) -> RunWindow:  # fmt: skip
+    """When the run took place, and which seqs of each journal it recorded (from its
+    ``journals_start`` and ``journals_end``; a run with no end ends where the run
+    ``following`` it began)."""
     started, ended = meta.get("started"), meta.get("ended")
+    start, end = _lengths(meta.get("journals_start")), _lengths(meta.get("journals_end"))
+    ranges: dict[str, tuple[int, int | None]] | None = None
+    if start is not None:
+        after = _lengths((following or {}).get("journals_start")) or {}
+        stop = end if end is not None else after
+        ranges = {name: (start.get(name, 0), stop.get(name)) for name in set(start) | set(stop)}
     return RunWindow(run.id, started if isinstance(started, str) else "",
-                     ended if isinstance(ended, str) else None)  # fmt: skip
+                     ended if isinstance(ended, str) else None, ranges)  # fmt: skip
+
+
+def _lengths(value: Any) -> dict[str, int] | None:
+    if not isinstance(value, dict):
+        return None
+    return {str(k): int(v) for k, v in value.items() if isinstance(v, int)}
 
 
 def windows(vault: Path) -> list[RunWindow]:
-    """When each recorded run took place, oldest first."""
-    return [window(run, run_meta(run)) for run in runs(vault)]
+    """Each recorded run's window, oldest first."""
+    metas = [(run, run_meta(run)) for run in runs(vault)]
+    return [window(run, meta, metas[i + 1][1] if i + 1 < len(metas) else None)
+            for i, (run, meta) in enumerate(metas)]  # fmt: skip
 
 
 def journals(vault: Path) -> dict[str, list[MemoryRecord]]:

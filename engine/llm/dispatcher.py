@@ -177,13 +177,17 @@ class Dispatcher:
                     metrics.succeeded(
                         generation.prompt_tokens, generation.completion_tokens, generation.latency
                     )
-                return replace(generation, endpoint=endpoint.name, retries=attempt)
+                # a backend that is itself a dispatcher (a fork's live LLM behind the
+                # tape) has said where the call went and how often it was retried
+                return replace(generation, endpoint=generation.endpoint or endpoint.name,
+                               retries=attempt + generation.retries)  # fmt: skip
             finally:
                 self._release(endpoint)
         assert error is not None
         for metrics in (endpoint.metrics, self.metrics):
             metrics.failed(str(error))
-        error.endpoint, error.retries = endpoint.name, attempt
+        if not error.endpoint:  # else a dispatcher behind this one said it (as above)
+            error.endpoint, error.retries = endpoint.name, attempt
         raise error
 
     async def _call(self, endpoint: Endpoint, request: LLMRequest) -> Generation:
@@ -343,6 +347,15 @@ class Dispatcher:
     @property
     def in_flight(self) -> int:
         return self.metrics.in_flight
+
+    def adopt(self, other: Dispatcher) -> None:
+        """Send what comes from now on to ``other``'s endpoints, with its retries,
+        backoff and rests (a fork going live at its branch point: its calls are then
+        placed, gated and recorded as a run's are). ``other`` is not used any more; this
+        dispatcher closes its endpoints."""
+        self.endpoints = list(other.endpoints)
+        self.retry, self._sleep, self.cooloff = other.retry, other._sleep, other.cooloff
+        self._clock = other._clock
 
     async def aclose(self, grace: float = 10.0) -> None:
         """Refuse new work, fail what is queued, wait ``grace`` s for calls, cancel the rest."""

@@ -31,7 +31,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from engine import wallclock
 from engine.agents.thinker import Generator, Turn
@@ -44,6 +44,8 @@ from engine.vault.run_store import CALLS, DRAWS, EVENTS, TRAINING, RunFolder, Ta
 if TYPE_CHECKING:
     from engine.world.events import Event
 
+TAPE: Final = "tape:"
+"""The endpoint a replay's tape answers as: a call it answered was not spent again."""
 KIND_OF_ROLE: Mapping[str, str] = {"actor": "turn", "summarizer": "summary",
                                    "consolidator": "consolidation"}  # fmt: skip
 
@@ -74,9 +76,18 @@ class Cost:
                 "money": round(self.money, 6)}  # fmt: skip
 
 
+def replayed(call: Mapping[str, Any]) -> bool:
+    """Whether a ``calls.jsonl`` line was answered from a recorded run's tape (a replay's
+    calls, a fork's before its branch): it cost nothing again."""
+    return call.get("replayed") is True or call.get("endpoint") == TAPE
+
+
 def add_call(costs: dict[str, Cost], call: Mapping[str, Any],
              prices: Mapping[str, tuple[float, float]]) -> None:  # fmt: skip
-    """Count one ``calls.jsonl`` line in ``costs`` (agent name -> ``Cost``)."""
+    """Count one ``calls.jsonl`` line in ``costs`` (agent name -> ``Cost``), unless it
+    was ``replayed``."""
+    if replayed(call):
+        return
     cost = costs.setdefault(str(call.get("agent") or "(none)"), Cost())
     cost.calls[str(call.get("kind"))] += 1
     cost.tokens_in += int(call.get("prompt_tokens") or 0)
@@ -99,6 +110,9 @@ class RunRecorder:
     """Capture each agent turn as a training pair (``training``; ``@training-toggle``)."""
     prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     """Endpoint -> (price per million tokens in, out)."""
+    replaying: bool = False
+    """Calls come from a recorded run's tape (a replay; a fork until its branch point):
+    one that names no endpoint (it never reached one) is marked ``replayed`` too."""
     events: Tape = field(init=False)
     calls: Tape = field(init=False)
     draws: Tape = field(init=False)
@@ -197,11 +211,12 @@ class RunRecorder:
              builds: int) -> None:  # fmt: skip
         agent, turn, kind, index = key.split("|")
         latency = generation.latency if generation is not None else 0.0
+        # the endpoint, without a password its URL may hold
+        endpoint = redact(generation.endpoint if generation else getattr(error, "endpoint", ""))
         line: dict[str, Any] = {
             "key": key, "agent": agent, "turn": int(turn), "kind": kind, "index": int(index),
-            "model": request.model,
-            "endpoint": redact(generation.endpoint if generation
-                               else getattr(error, "endpoint", "")),  # a password in a URL
+            "model": request.model, "endpoint": endpoint,
+            "replayed": endpoint == TAPE or (not endpoint and self.replaying),
             "prompt": prompt if self.prompts else None, "options": dict(request.options),
             "reply": generation.text if generation else None,
             "done_reason": generation.done_reason if generation else None,
@@ -311,7 +326,7 @@ class RecordingLLM:
 def costs_of(
     calls: list[dict[str, Any]], prices: Mapping[str, tuple[float, float]]
 ) -> dict[str, Cost]:
-    """Agent name -> its cost, from a run's ``calls.jsonl``."""
+    """Agent name -> its cost, from a run's ``calls.jsonl`` (``replayed`` calls left out)."""
     costs: dict[str, Cost] = defaultdict(Cost)
     for call in calls:
         add_call(costs, call, prices)

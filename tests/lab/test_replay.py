@@ -266,3 +266,27 @@ def test_a_crowd_whose_turns_waited_for_memory_replays_byte_identical(
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "byte-identical" in out
+
+
+def test_a_forks_record_replays_byte_identical(
+    recorded: Path, tmp_path: Path, stub: StubOllama, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 31, item 12: forked early, with windows and knowledge passes changed (passes
+    start at once, while calls sent before the branch are still landing), the fork's own
+    record replays byte for byte with no server."""
+    new = tmp_path / "fork"
+    code = main(["fork", str(recorded), "--at", "4", "--vault", str(new), "--headless",
+                 "--turns", "3", "--llm", stub.url, "--model", "tiny",
+                 "--set", "memory_compaction.recent_window=2",
+                 "--set", "memory_compaction.consolidate_every=3"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    (fork,) = runs(new)
+    stub.stop()
+    again = tmp_path / "replayed"
+    code = main(["replay", str(fork.folder), "--vault", str(again)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "byte-identical" in out
+    assert manifest(again) == json.loads((fork.folder / "end.json").read_text())
+    (replay,) = runs(again)
+    assert _events(replay.folder)[:-1] == _events(fork.folder)[:-1]
