@@ -54,7 +54,7 @@ from engine.llm.connect import choose_llm
 from engine.world.loader import parse_world, read_yaml, validation_problem, where
 
 Loc = tuple[str | int, ...]
-ProbeConfig = Literal["full", "waterfall", "gapped", "window", "none"]
+ProbeConfig = Literal["full", "waterfall", "gapped", "window", "none", "full+query", "evidence"]
 
 
 class _Strict(BaseModel):

@@ -121,8 +121,9 @@ def _run(task: RunTask, narrative: TextIO) -> dict[str, Any]:
         raise RunEndedEarly(f"the run ended before its turns were done ({reason})")
     report = None
     if task.probe is not None:
-        asking = ProbeOptions(partial, tuple(task.probe["compare"]), None, (),
-                              int(task.probe["per_category"]), task.seed, None, llm, model)  # fmt: skip
+        asking = ProbeOptions(partial, tuple(task.probe["compare"]),
+                              per_category=int(task.probe["per_category"]), seed=task.seed,
+                              llm=llm, model=model)  # fmt: skip
         with (task.folder / PROBE_OUTPUT).open("w", encoding="utf-8") as out:
             report = asyncio.run(probe(asking, environ, out=out))
     return run_metrics(partial, seconds, report)

@@ -160,7 +160,9 @@ def named_model(
     """The model the user named, if any: ``--model``, ``MUDSIM_MODEL``, a profile's
     ``model`` in ``llm.md``, or a character's ``model`` in the world file. None when
     nothing was named (only then may mudsim fall back to the embedded model)."""
-    profiles = [p.model for role, p in config.profiles.items() if p is not None and role != "embedder"]
+    profiles = [
+        p.model for role, p in config.profiles.items() if p is not None and role != "embedder"
+    ]
     for candidate in (flag, environ.get("MUDSIM_MODEL"), *profiles, *character_models):
         if candidate:
             return candidate

@@ -182,10 +182,11 @@ class Recollection:
             keywords, _hour(now), character.occupation, character.prioritize_recent, character.name
         )
 
-    def select(self, character: Character, budget: int) -> Selection:
+    def select(self, character: Character, budget: int, words: str | None = None) -> Selection:
         """What ``character`` brings to mind now, within ``budget`` tokens (never the past
-        summary the prompt shows already as its short-term summary)."""
-        query = self.query(character)
+        summary the prompt shows already as its short-term summary); with ``words``,
+        what fits them (as ``recall``) instead of the situation."""
+        query = self.query(character, words)
         start = format_reading(self.sim.world.clock.start)
         rate = self.sim.token_rate
         profile = self.sim.settings.llm.profiles.get("actor")
@@ -194,22 +195,25 @@ class Recollection:
         shown = [f"past:{recent.covers_from}-{recent.covers_to}"] if recent else []
         selection = self.index(character).select(
             query, budget, tokens=rate.tokens, start=start, caps={"note": notes} if notes else None,
-            semantic=self._situations.get(character.id), exclude=shown,
+            semantic=self._situations.get(character.id) if words is None else None,
+            exclude=shown,
         )  # fmt: skip
         others = {c.name: self._entries_index(c) for c in self._other_agents(character)}
         selection.related_agents.extend(related_agents(query, others))
         return selection
 
     def section(
-        self, character: Character, *, scores: bool = False, count: bool = False
-    ) -> list[str]:
+        self, character: Character, *, scores: bool = False, count: bool = False,
+        words: str | None = None,
+    ) -> list[str]:  # fmt: skip
         """The prompt's lines after the memories (``knowledge_tokens``); ``count``: the
-        entries shown count as accessed."""
+        entries shown count as accessed; ``words``: brought to mind for these words (the
+        probe's ``full+query``), not the situation."""
         budget = self.budget()
         if budget <= 0:
             return []
         self._built += 1
-        selection = self.select(character, budget)
+        selection = self.select(character, budget, words)
         if count:
             self._accessed(character, selection.chosen)
         return render(selection, scores=scores)

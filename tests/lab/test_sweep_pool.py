@@ -214,7 +214,7 @@ def test_with_the_probe_each_row_has_its_accuracies(stub: PromptStub, tmp_path: 
     folder = tmp_path / "out" / "runs" / row["run_key"]
     [report] = (folder / "vault" / "probes").glob("*/report.json")
     configs = json.loads(report.read_text())["configs"]
-    assert set(configs) == {"full", "none"}
+    assert set(configs) == {"full", "none", "evidence"}  # the reader's ceiling: always asked
     for config, value in configs.items():
         assert row[f"probe_{config}"] == value["overall"]["accuracy"]
         for category, score in value["categories"].items():

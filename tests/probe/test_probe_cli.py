@@ -168,13 +168,15 @@ def test_summaries_never_do_worse_than_the_bare_window_on_old_evidence(
     capsys.readouterr()
     report = _probe(vault, capsys, "--compare", "full,waterfall,gapped,window", "--llm",
                     "oracle:", "--per-category", "15")  # fmt: skip
-    old = {name: config["by_age"]["64-255"]["accuracy"]
-           for name, config in report["configs"].items()}  # fmt: skip
-    # the window cannot hold evidence this old: it guesses; the summaries show some of it
-    # (an extractive long-term summary keeps more of the recent past than of the old), and
-    # the oracle guesses alike where they do not, so they never do worse
-    assert old["full"] >= old["window"]
-    assert old["waterfall"] >= old["window"]
+    # the window cannot hold evidence this old; the summaries show some of it, so full is
+    # right on some questions the window misses (and the window, which holds more verbatim
+    # memories than full's tail, on others: paired, neither is clearly better here)
+    pairs = {(p["a"], p["b"]): p for p in report["paired"]}
+    assert pairs[("full", "window")]["a_only"] >= 1
+    assert pairs[("full", "window")]["p_value"] > 0.05
+    # the reader's ceiling: the oracle handed the evidence is always right
+    assert report["configs"]["evidence"]["answerable"]["accuracy"] == 1.0
+    assert report["verdict"] == "informative"
     questions = _questions(vault, report["probe"])
     right: dict[str, dict[str, bool]] = {}
     for a in _answers(vault, report["probe"]):
@@ -193,7 +195,7 @@ def test_summaries_never_do_worse_than_the_bare_window_on_old_evidence(
                        (vault / "agents" / name / "memories.jsonl").read_text().splitlines()]
                 for name in ("Ada", "Bo", "Cy")}  # fmt: skip
     calls = [json.loads(line) for line in (folder / "calls.jsonl").read_text().splitlines()]
-    in_window = [c for c in calls[3 * len(questions) :]]  # full, waterfall, gapped, window
+    in_window = calls[3 * len(questions) : 4 * len(questions)]  # full, waterfall, gapped, window
     shown, hidden = [], []
     for (question_id, ok), call in zip(right["window"].items(), in_window, strict=True):
         q = questions[question_id]

@@ -1,5 +1,7 @@
-"""The report (pure): accuracy with a Wilson interval, by category and by evidence age,
-tokens per question, accuracy per 1,000 tokens, and a table people read."""
+"""The report (pure): LongMemEval's scoring (answerable and abstention apart, unparsed
+its own outcome), accuracy with a Wilson interval, by category and by the oldest
+evidence's age, tokens, the baselines, the paired tests, the reader's ceiling and its
+verdict, and a table people read."""
 
 from __future__ import annotations
 
@@ -7,34 +9,89 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.lab.probe.report import Answer, bucket_of, build_report, table, wilson
+from engine.lab.probe.questions import IDK, Question
+from engine.lab.probe.report import Answer, bucket_of, build_report, wilson
+from engine.lab.probe.report_table import table
+from engine.lab.probe.scoring import Situation
 
-QUESTIONS = {
-    "q1": {"category": "single-hop", "age": 3},
-    "q2": {"category": "single-hop", "age": 100},
-    "q3": {"category": "temporal", "age": 20},
-    "q4": {"category": "abstention", "age": 0},
-}
+OPTIONS = ("Bo", "The Hall", IDK, "Pat", "The Yard")
+
+
+def _q(qid: str, category: str, gold: str, age: int = 3) -> Question:
+    evidence = () if gold == IDK else (1,)
+    return Question(qid, "Ada", category, f"{qid}?", OPTIONS, gold, evidence, age)
+
+
+QUESTIONS = [_q("q1", "single-hop", "Bo", 3), _q("q2", "single-hop", "Pat", 100),
+             _q("q3", "temporal", "The Yard", 20), _q("q4", "abstention", IDK, 0),
+             _q("q5", "present", "The Hall", 2)]  # fmt: skip
+HERE = {"Ada": Situation("The Hall", ("Bo",), ())}
 
 
 def test_accuracy_categories_ages_and_tokens() -> None:
-    answers = [Answer("q1", "full", "x", True, 1000), Answer("q2", "full", "x", False, 3000),
-               Answer("q3", "full", "x", True, 1000), Answer("q4", "full", "x", True, 1000),
-               Answer("q1", "none", "x", False, 100)]  # fmt: skip
-    report = build_report(QUESTIONS, answers, {"Ada": {"found": 2, "kept": 1}})
+    answers = [Answer("q1", "full", "Bo", "correct", 1000),
+               Answer("q2", "full", "Bo", "wrong", 3000),
+               Answer("q3", "full", "The Yard", "correct", 1000),
+               Answer("q4", "full", IDK, "correct", 1000),
+               Answer("q5", "full", "The Hall", "correct", 1000),
+               Answer("q1", "none", None, "unparsed", 100)]  # fmt: skip
+    report = build_report(QUESTIONS, answers, HERE, {"Ada": {"found": 2, "kept": 1}})
     full = report["configs"]["full"]
-    assert full["overall"]["accuracy"] == 0.75
-    assert full["categories"]["single-hop"]["n"] == 2
+    assert full["overall"]["accuracy"] == 0.75  # present is not scored
+    assert full["answerable"]["accuracy"] == pytest.approx(2 / 3)
+    assert full["abstention"]["correct_abstention"] == 1.0
     assert full["categories"]["single-hop"]["accuracy"] == 0.5
+    assert full["categories"]["present"]["accuracy"] == 1.0
     assert list(full["by_age"]) == ["0-15", "16-63", "64-255"]  # abstention has no age
     assert full["by_age"]["64-255"]["accuracy"] == 0.0
-    assert full["mean_prompt_tokens"] == 1500
-    assert full["accuracy_per_1000_tokens"] == 0.5
-    assert report["configs"]["none"]["overall"]["accuracy"] == 0.0
+    assert full["mean_prompt_tokens"] == 1400
+    none = report["configs"]["none"]
+    assert none["overall"]["accuracy"] == 0.0
+    assert none["outcomes"]["unparsed"] == 1
     text = table(report)
-    assert text.splitlines()[0].split()[:2] == ["config", "overall"]
+    assert text.splitlines()[0].split()[:3] == ["config", "scored", "answerable"]
     assert "75% [" in text
     assert "Ada: 1/2" in text
+    assert "full vs none: 1 / 0" in text
+
+
+def test_unparsed_is_never_i_dont_know() -> None:
+    """Defect 2: silence scored as abstention. A reply that names no option is its own
+    outcome: on an abstention question it is no correct abstention."""
+    answers = [Answer(q.id, "full", None, "unparsed", 10) for q in QUESTIONS]
+    full = build_report(QUESTIONS, answers, HERE)["configs"]["full"]
+    assert full["overall"]["accuracy"] == 0.0
+    assert full["abstention"] == {"n": 1, "correct_abstention": 0.0, "false_answer": 0.0,
+                                  "unparsed": 1.0}  # fmt: skip
+    assert full["answerable"]["unparsed"] == 1.0
+    assert full["answerable"]["false_abstention"] == 0.0
+
+
+def test_baselines_per_configuration() -> None:
+    answers = [Answer(q.id, c, IDK, "abstained", 10) for q in QUESTIONS
+               for c in ("none", "evidence")]  # fmt: skip
+    report = build_report(QUESTIONS, answers, HERE)
+    none = report["baselines"]["none"]
+    assert none["overall"]["uniform"] == 0.2
+    assert none["answerable"]["guess"] == 0.25
+    assert none["overall"]["dont_know"] == 0.25  # one abstention of four scored
+    assert none["categories"]["present"]["present"] == 1.0  # the room is the gold
+    assert none["categories"]["single-hop"]["present"] == 0.0  # the room first, not Bo
+    # evidence shows no situation: its present rule always says "I don't know"
+    assert report["baselines"]["evidence"]["categories"]["present"]["present"] == 0.0
+
+
+def test_the_verdict_is_uninformative_when_the_ceiling_is_not_clearly_above() -> None:
+    many = [_q(f"a{n}", "single-hop", "Bo") for n in range(40)]
+    guessing = [Answer(q.id, "evidence", "Bo" if n % 4 == 0 else "Pat",
+                       "correct" if n % 4 == 0 else "wrong", 10) for n, q in enumerate(many)]  # fmt: skip
+    report = build_report(many, guessing, {})
+    assert report["verdict"] == "uninformative"
+    assert report["ceiling"]["best_baseline"] == "guess"
+    assert "UNINFORMATIVE" in table(report)
+    right = [Answer(q.id, "evidence", "Bo", "correct", 10) for q in many]
+    assert build_report(many, right, {})["verdict"] == "informative"
+    assert build_report(many, [], {})["verdict"] == "not measured"
 
 
 def test_the_wilson_interval() -> None:

@@ -13,6 +13,10 @@ the recorded run in another way, within the same budget as a turn.
   ``immediate_window`` memories verbatim; what lies between is in neither (the gap).
 - ``window``: the newest memories verbatim, as many as fit; no summaries.
 - ``none``: the room alone.
+- ``full+query``: ``full``, but what retrieval brings to mind is what fits the
+  question's words (what ``recall`` would find for them), not the situation's.
+- ``evidence``: the reader's ceiling (LongMemEval's oracle setting): only the memories
+  that hold the answer and the question; no situation, no summaries, nothing else.
 """
 
 from __future__ import annotations
@@ -23,10 +27,14 @@ import string
 from collections.abc import Sequence
 from dataclasses import replace
 
-from engine.agents.prompt import PromptParts, one_line
+from engine.agents.prompt import PromptParts, memory_lines, one_line
 from engine.llm.request import Constraint
 
-CONFIGS: tuple[str, ...] = ("full", "waterfall", "gapped", "window", "none")
+CONFIGS: tuple[str, ...] = ("full", "waterfall", "gapped", "window", "none", "full+query",
+                             "evidence")  # fmt: skip
+CEILING = "evidence"
+"""The configuration that measures the reader's ceiling (always asked)."""
+EVIDENCE_HEAD = "Memories of yours:"
 DONT_KNOW = "I don't know"
 QUESTION_CUE = "Question for"
 """How the probe's question begins in the prompt (the oracle fake finds it by this)."""
@@ -36,7 +44,7 @@ def configured(parts: PromptParts, config: str, *, immediate: int,
                journal: Sequence[str]) -> PromptParts:  # fmt: skip
     """``parts`` (a turn's, ``full``) as ``config`` shows memory; ``journal``: every
     memory's text, oldest first (for ``window``); ``immediate``: the immediate window."""
-    if config == "full":  # examples of good moves are no memory: left out of every one
+    if config in ("full", "full+query"):  # examples of good moves are no memory: left out
         return replace(parts, examples=())
     bare = replace(parts, knowledge=(), notes=(), handbook="", examples=())
     if config == "waterfall":
@@ -50,6 +58,14 @@ def configured(parts: PromptParts, config: str, *, immediate: int,
     if config == "none":
         return replace(bare, memories=[], recent_summary="", longterm_summary="", backlog=0)
     raise ValueError(f"no configuration called {config!r} (one of {', '.join(CONFIGS)})")
+
+
+def evidence_prompt(name: str, profile: str, evidence: Sequence[str]) -> str:
+    """The ``evidence`` configuration's prompt: who the agent is and the memories holding
+    the answer, nothing else (``question_prompt`` appends the question)."""
+    lines = [f"You are {one_line(name)}. {one_line(profile)}".rstrip(), EVIDENCE_HEAD, "---"]
+    lines += memory_lines(evidence)
+    return "\n".join([*lines, "---"])
 
 
 def letters(options: Sequence[str]) -> list[str]:

@@ -28,13 +28,23 @@ def write_chart(report: Mapping[str, Any], path: Path) -> str:
         # a style and a marker of its own, so lines that coincide stay visible
         axes.plot(buckets, accuracy, label=name, linestyle=_STYLES[index % len(_STYLES)],
                   marker=_MARKERS[index % len(_MARKERS)], markersize=7 - index % 3)  # fmt: skip
-    axes.set_xlabel("evidence age (memories ago)")
     axes.set_ylabel("accuracy")
     axes.set_ylim(0, 1)
-    axes.axhline(0.25, color="grey", linestyle=":", linewidth=1, label="chance")
+    uniform = _uniform(report)
+    if uniform is not None:
+        axes.axhline(uniform, color="grey", linestyle=":", linewidth=1, label="uniform guess")
     axes.legend()
+    axes.set_xlabel("oldest evidence's age (memories ago)")
     axes.set_title("Recall by evidence age")
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
     return str(path)
+
+
+def _uniform(report: Mapping[str, Any]) -> float | None:
+    """The uniform guess's accuracy on the answerable questions (the first configuration's)."""
+    for value in (report.get("baselines") or {}).values():
+        found = value.get("answerable", {}).get("uniform")
+        return float(found) if found is not None else None
+    return None
