@@ -7,6 +7,7 @@ from engine.commands.helpers import describe_room, find_exits, join_names, pick_
 from engine.commands.registry import Arg, ArgKind, Command, Invocation, command
 from engine.commands.result import Result, done, failed
 from engine.world.events import EventKind
+from engine.world.model import COMPASS
 
 COMMANDS: list[Command] = []
 
@@ -55,10 +56,13 @@ def _step(ctx: CommandContext, exit_name: str, destination: tuple[str, list[str]
     world, me = ctx.world, ctx.caller
     old = world.rooms[me.location]
     new = world.rooms[old.exits[exit_name]]
-    ctx.emit(EventKind.MOVEMENT, f"{me.name} leaves {exit_name} to {new.name}.")
+    compass = exit_name in COMPASS  # "north" reads as a way; "garden", "stair" do not
+    leaves = f"leaves {exit_name} to" if compass else "leaves for"
+    ctx.emit(EventKind.MOVEMENT, f"{me.name} {leaves} {new.name}.")
     world.move(me, new.id)
     ctx.emit(EventKind.MOVEMENT, f"{me.name} arrives from {old.name}.")
-    text = f"You go {exit_name} to {new.name}.\n{describe_room(world, new, me)}"
+    way = f"{exit_name} " if compass else ""
+    text = f"You go {way}to {new.name}.\n{describe_room(world, new, me)}"
     if destination is not None:
         name, rest = destination
         text += (

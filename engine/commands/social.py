@@ -61,7 +61,9 @@ def say(ctx: CommandContext, call: Invocation) -> Result:
 def emote(ctx: CommandContext, call: Invocation) -> Result:
     if not call.args:
         return failed("Emote what?", "Try: emote waves.")
-    text = f"{ctx.caller.name} {call.args}"
+    action = call.args.rstrip()
+    stop = "" if action.endswith((".", "!", "?", "…", '"', "'", ")")) else "."
+    text = f"{ctx.caller.name} {action}{stop}"  # "Cy smiles" is a sentence: it ends
     ctx.emit(EventKind.EMOTE, text)
     return done(text)
 

@@ -157,7 +157,7 @@ def test_a_thought_is_remembered_as_a_thought(sim: Simulation) -> None:
     ("line", "command", "seen"),
     [
         ("say hi | to seem friendly", "say hi", 'Pat says, "hi"'),
-        (":waves | to seem friendly", ":waves", "Pat waves"),
+        (":waves | to seem friendly", ":waves", "Pat waves."),
         ("north | to seem friendly", "north", "Pat leaves north to The Yard."),
     ],
 )

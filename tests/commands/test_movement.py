@@ -45,7 +45,7 @@ def test_bare_abbreviation_uses_this_rooms_exit(sim: Simulation) -> None:
 def test_go_to_a_neighbouring_room_by_name(sim: Simulation, line: str) -> None:
     result = run(sim, "Pat", line)
     assert result.ok
-    assert result.text.startswith("You go stair to The Tower.")
+    assert result.text.startswith("You go to The Tower.")  # an exit that is no direction
     assert where(sim, "Pat") == "tower"
 
 
@@ -106,3 +106,10 @@ def test_go_to_an_unreachable_room_fails(sim: Simulation) -> None:
     assert not result.ok
     assert result.text == "There is no way from The Hall to The Island."
     assert where(sim, "Pat") == "hall"
+
+
+def test_leaving_by_an_exit_that_is_no_direction_reads_as_english(sim: Simulation) -> None:
+    """Not "Pat leaves stair to The Tower." / "You go stair to The Tower." (issue 32)."""
+    run(sim, "Pat", "go tower")
+    seen = [m for m in memories(sim, "Pip") if "Pat leaves" in m]
+    assert seen == ["Pat leaves for The Tower."]

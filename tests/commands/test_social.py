@@ -95,8 +95,9 @@ def test_emote_shows_the_action(sim: Simulation) -> None:
 def test_colon_shortcut_is_emote(sim: Simulation) -> None:
     result = run(sim, "Pat", ":grins widely")
     assert result.ok
-    assert result.text == "Pat grins widely"
-    assert memories(sim, "Pip") == ["Pat grins widely"]
+    assert result.text == "Pat grins widely."  # a sentence, ended
+    assert memories(sim, "Pip") == ["Pat grins widely."]
+    assert run(sim, "Pat", "emote asks, 'ready?'").text == "Pat asks, 'ready?'"
 
 
 @pytest.mark.parametrize("line", ["emote", ":"])

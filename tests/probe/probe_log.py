@@ -99,7 +99,7 @@ def ada_log() -> list[MemoryRecord]:
     log.went("go south", "south", "hall", HALL + "\nAlso here: Bo.")  # 13
     log.heard("Bo", "The forge is cold tonight.", ["Bo"])  # 14
     log.failed("go nowhere", "You don't see any exit or room called 'nowhere'.")  # 15
-    log.saw("Bo leaves stair to The Tower.")  # 16
+    log.saw("Bo leaves for The Tower.")  # 16: an exit that is no direction
     log.did("look", HALL + "\nNobody else is here.")  # 17
     return log.records
 

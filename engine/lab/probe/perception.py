@@ -12,7 +12,8 @@ structured fields are used only to check and anchor what the texts say:
 - **speech heard**: an observation with a ``speaker`` whose text is
   ``<speaker> says, "<quote>"`` (``engine.commands.social.say``);
 - **comings and goings** (``engine.commands.movement`` and ``building``):
-  ``<name> leaves <exit> to <room>.``, ``<name> arrives from <room>.``,
+  ``<name> leaves <exit> to <room>.`` (``leaves for <room>.`` by an exit that is no
+  compass direction), ``<name> arrives from <room>.``,
   ``<name> vanishes in a swirl of light.``, ``<name> appears in a swirl of light.``;
 - **sightings** of a person: leaving to a named room puts them there; vanishing (or
   leaving to a room the world does not know) puts them nowhere known; anything else
@@ -158,7 +159,8 @@ class _Names:
             room = origin if origin in self.room_names else None
         elif rest.startswith("leaves ") and rest.endswith("."):
             kind = "leave"
-            room = next((r for r in self.rooms_longest if rest.endswith(f" to {r}.")), None)
+            room = next((r for r in self.rooms_longest
+                         if rest.endswith((f" to {r}.", f" for {r}."))), None)  # fmt: skip
         else:
             return None
         return Move(record.seq, who, kind, room, record.location)
