@@ -22,7 +22,7 @@ from typing import Any, Final
 from engine.errors import MissingExtraError, UsageError, VaultError
 from engine.lab import export_formats, export_rows, run_records
 from engine.lab.export_rows import COLUMNS, Row, TrainingFilter
-from engine.vault.files import atomic_write_text, os_reason
+from engine.vault.files import atomic_write_text, file_mode, os_reason
 from engine.vault.run_store import CALLS, EVENTS, TRAINING
 
 WHATS: Final = tuple(COLUMNS)
@@ -145,8 +145,20 @@ def run_export(request: ExportRequest) -> str:
             atomic_write_text(request.out, render(export, form))
         except OSError as exc:
             raise UsageError(f"cannot write {request.out}: {os_reason(exc)}") from exc
-    noun = "chat conversations" if request.chat else export.what
-    return f"wrote {len(export.rows)} {noun} of {export.source} to {request.out}"
+    count = len(export.rows)
+    one, many = ("chat conversation", "chat conversations") if request.chat \
+        else _NOUNS.get(export.what, (export.what, export.what))  # fmt: skip
+    return f"wrote {count} {one if count == 1 else many} of {export.source} to {request.out}"
+
+
+_NOUNS = {
+    "events": ("event", "events"),
+    "turns": ("turn", "turns"),
+    "calls": ("call", "calls"),
+    "memories": ("memory", "memories"),
+    "training": ("training pair", "training pairs"),
+}
+"""What a row of each kind is called, one and many."""
 
 
 # -- Parquet ----------------------------------------------------------------------------
@@ -178,6 +190,7 @@ def write_parquet(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], out
         os.close(fd)
         try:
             pq.write_table(table, tmp)
+            os.chmod(tmp, file_mode())  # mkstemp makes 0600: an export is an ordinary file
             os.replace(tmp, out)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

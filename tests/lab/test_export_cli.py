@@ -13,6 +13,7 @@ from recorded_run import PROMPT_ADA, record_run
 
 from engine.cli import main
 from engine.lab import export, verbs
+from engine.vault.files import file_mode
 from engine.vault.run_store import EVENTS, RunFolder, read_tape, runs
 
 ROWS = {"events": 20, "turns": 4, "calls": 6, "training": 2}
@@ -58,10 +59,12 @@ def test_each_kind_reads_back_in_each_format(
     out = tmp_path / f"out.{form}"
     code, said, err = cli(capsys, "export", "--vault", vault, "--what", what, "--out", out)
     assert code == 0, err
-    assert said == f"wrote {ROWS[what]} {what} of {run.id} to {out}\n"
+    noun = "training pairs" if what == "training" else what  # never "wrote 2 training of"
+    assert said == f"wrote {ROWS[what]} {noun} of {run.id} to {out}\n"
     rows = read_back(out, form)
     assert len(rows) == ROWS[what]
     assert all(list(row) == list(export.COLUMNS[what]) for row in rows)
+    assert out.stat().st_mode & 0o777 == file_mode(), "an export is an ordinary file (0644)"
     if what == "turns":
         assert [row["command"] for row in rows][1] == "go west"
         assert rows[0]["ok"] in (True, "True")
