@@ -149,27 +149,33 @@ class KnowledgeStore:
     def save(self, bank: Sequence[Entry]) -> None:
         """Write the bank atomically (after checking the one on disk loads)."""
         _check_ids(bank)
-        self.load()
-        self._write_bank(bank)
+        with folder_lock(self.folder):
+            finish_pending(self.folder)  # (load then finds no plan: the lock is not taken twice)
+            self.load()
+            self._write_bank(bank)
 
     def record_access(self, accesses: Mapping[str, tuple[int, str]]) -> int:
         """Add ``accesses`` (entry id -> (times a prompt showed it, the world time of the
         last)) to the bank's ``access_count`` and ``last_access``, in one atomic write;
         ids no longer in the bank are passed over. How many entries changed."""
-        bank = self.load()
-        changed = 0
-        for position, entry in enumerate(bank):
-            seen = accesses.get(entry.id)
-            if seen is None:
-                continue
-            count, sim = seen
-            bank[position] = entry.model_copy(update={
-                "access_count": entry.access_count + count,
-                "last_access": Stamp(sim=sim, at=utc_now()),
-            })  # fmt: skip
-            changed += 1
-        if changed:
-            self._write_bank(bank)
+        if not accesses:
+            return 0
+        with folder_lock(self.folder):  # every write of the bank holds the commit lock
+            finish_pending(self.folder)
+            bank = self.load()
+            changed = 0
+            for position, entry in enumerate(bank):
+                seen = accesses.get(entry.id)
+                if seen is None:
+                    continue
+                count, sim = seen
+                bank[position] = entry.model_copy(update={
+                    "access_count": entry.access_count + count,
+                    "last_access": Stamp(sim=sim, at=utc_now()),
+                })  # fmt: skip
+                changed += 1
+            if changed:
+                self._write_bank(bank)
         return changed
 
     def bank_summary(self) -> BankSummary:

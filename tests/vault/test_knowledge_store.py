@@ -662,3 +662,27 @@ def test_a_secret_never_reaches_a_file_under_knowledge(store: KnowledgeStore) ->
     added = store.log()[0].after
     assert added is not None
     assert added.content == "Bo's key is sk-[redacted]."
+
+
+def test_a_plan_that_does_not_read_is_one_error_and_is_left_as_it_is(
+    store: KnowledgeStore,
+) -> None:
+    old = seeded(store)
+    store.plan_path.write_text('{"what": "pass", "log": [', encoding="utf-8")
+    for look in (store.load, store.log, store.passes, lambda: store.record_access({"x": (1, "t")})):
+        with pytest.raises(VaultError, match=r"interrupted knowledge commit that cannot be read"):
+            look()
+    assert store.plan_path.read_text(encoding="utf-8") == '{"what": "pass", "log": ['
+    store.plan_path.unlink()  # moved away, as the message says: the commit is dropped
+    assert store.load() == old
+
+
+def test_uses_counted_while_a_plan_waits_land_on_the_planned_bank(store: KnowledgeStore) -> None:
+    seeded(store)
+    store.plan_pass("20261121-101500", "GENEROUS", [Change("DELETE", B.id, before=B)],
+                    record("20261121-101500", operations={"DELETE": 1}), [])  # fmt: skip
+    assert store.record_access({A.id: (2, "2026-11-21T12:00")}) == 1
+    bank = store.load()
+    assert [e.id for e in bank] == [A.id, C.id]
+    assert bank[0].access_count == 2
+    assert not store.plan_path.exists()
