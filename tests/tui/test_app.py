@@ -61,8 +61,9 @@ def _flat_log(app: MudsimApp) -> str:
 async def test_agents_act_and_events_appear(tmp_path: Path, stub: StubOllama) -> None:
     app = await _app(tmp_path, stub, turns=2)
     async with app.run_test(size=(100, 30)) as pilot:
-        await _until(lambda: all(n == 2 for n in app.scheduler.turns_taken.values()), pilot)
-        await pilot.pause(0.3)
+        await _until(
+            lambda: _squeezed("Every agent has taken its 2 turns") in _flat_log(app), pilot
+        )
         text = _flat_log(app)
         assert _squeezed('says, "Hello there."') in text
         assert _squeezed("Every agent has taken its 2 turns") in text
@@ -122,8 +123,7 @@ async def test_the_players_command_reaches_the_world_and_q_saves(
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("i")
         await pilot.press(*"say hello", "enter")
-        await pilot.pause(0.3)
-        assert _squeezed("Traveler> say hello") in _flat_log(app)
+        await _until(lambda: _squeezed("Traveler> say hello") in _flat_log(app), pilot)
         await pilot.press("escape", "q")
     await close_app(app)
     memories = (tmp_path / "vault" / "agents" / "Traveler" / "memories.jsonl").read_text()
@@ -147,8 +147,9 @@ async def test_a_backend_error_skips_the_turn_and_the_engine_goes_on(
     app = await _app(tmp_path, stub, turns=2)
     app.scheduler.llm = _Broken()  # type: ignore[assignment]
     async with app.run_test(size=(100, 30)) as pilot:
-        await _until(lambda: all(n == 2 for n in app.scheduler.turns_taken.values()), pilot)
-        await pilot.pause(0.3)
+        await _until(
+            lambda: _squeezed("Every agent has taken its 2 turns") in _flat_log(app), pilot
+        )
         text = _flat_log(app)
         assert (
             _squeezed(
@@ -200,8 +201,9 @@ async def test_a_broken_note_is_shown_and_the_other_agent_goes_on(
     app = await _app(tmp_path, stub, turns=2)
     _break_a_note(tmp_path / "vault", "Eliza")
     async with app.run_test(size=(100, 30)) as pilot:
-        await _until(lambda: all(n == 2 for n in app.scheduler.turns_taken.values()), pilot)
-        await pilot.pause(0.3)
+        await _until(
+            lambda: _squeezed("Every agent has taken its 2 turns") in _flat_log(app), pilot
+        )
         text = _flat_log(app)
         assert text.count(_squeezed("Eliza's turn was skipped: could not build the prompt:")) == 2
         assert _squeezed("bench.md has invalid front matter") in text
@@ -238,7 +240,7 @@ async def test_a_players_command_that_raises_is_one_line(
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("i")
         await pilot.press(*"look", "enter")
-        await pilot.pause(0.3)
+        await _until(lambda: _squeezed("a handler bug") in _flat_log(app), pilot)
         text = _flat_log(app)
         assert _squeezed("Traveler> look") in text
         assert _squeezed("That went wrong: ZeroDivisionError: a handler bug") in text
@@ -279,8 +281,9 @@ async def test_the_knowledge_tab_shows_the_bank_and_the_last_pass(
         assert app.sim.knowledge.force(eliza).startswith("Consolidating Eliza's knowledge")
         await _until(lambda: not app.sim.knowledge.workers, pilot)
         app.query_one("#inspector", TabbedContent).active = "tab-2"
-        await pilot.pause(0.7)
-        body = str(app.query_one("#knowledge-body", Static).render())
+        shown = lambda: str(app.query_one("#knowledge-body", Static).render())  # noqa: E731
+        await _until(lambda: "Last pass " in shown(), pilot)  # the tab's next refresh
+        body = shown()
         assert body.startswith("Eliza's knowledge\n1 entry, oldest first:")
         assert "(fact, 0 accesses) The kettle whistles when the tea is ready. [tags: tea]" in body
         assert "Last pass " in body
@@ -344,18 +347,18 @@ async def test_the_llm_panel_shows_cost_per_agent_and_c_sorts_it(
     app = await _app(tmp_path, stub, turns=2)
     async with app.run_test(size=(100, 40)) as pilot:
         await _until(lambda: all(n == 2 for n in app.scheduler.turns_taken.values()), pilot)
-        await pilot.pause(0.6)
 
         def panel() -> str:
             return str(app.query_one("#llm", Static).render())
 
-        assert "Cost by agent (c sorts):" in panel()
         assert app.sim.recorder is not None
-        for name in app.sim.recorder.costs:
-            assert f" {name[:10]}" in panel()
+        names = [f" {name[:10]}" for name in app.sim.recorder.costs]
+        assert len(names) == 2
+        # the panel refreshes twice a second: wait for the refresh after the last turn
+        await _until(lambda: all(name in panel() for name in names), pilot)
+        assert "Cost by agent (c sorts):" in panel()
         await pilot.press("c")
-        await pilot.pause(0.1)
-        assert "Cost by tokens (c sorts):" in panel()
+        await _until(lambda: "Cost by tokens (c sorts):" in panel(), pilot)
         await pilot.press("q")
     await close_app(app)
     app.sim.close()
