@@ -23,7 +23,7 @@ import importlib.util
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,23 +196,32 @@ class LocalModel:
             return save_states(self._llama.cache, self.saved_prefixes)
 
     def stream(
-        self, prompt: str, options: Mapping[str, Any], gbnf: str | None = None
-    ) -> Iterator[str]:
-        """Pieces of the completion as they are decoded (the lock is held until the end)."""
+        self, prompt: str, options: Mapping[str, Any], gbnf: str | None = None,
+        *, reused: Callable[[int], None] | None = None,
+    ) -> Iterator[str]:  # fmt: skip
+        """Pieces of the completion as they are decoded (the lock is held until the end).
+        ``reused`` hears, before the first piece, how many prompt tokens are not evaluated
+        again (from the context or the prefix cache, which every streamed prompt fills)."""
         with self.lock, _refusals():
+            if reused is not None:
+                reused(self._reusable(prompt) if self.prefix_cache else 0)
             for chunk in self._create(prompt, options, gbnf, stream=True):
                 yield str(chunk["choices"][0]["text"])
 
     def complete(
         self, prompt: str, options: Mapping[str, Any], gbnf: str | None = None,
-        *, keep: bool = True,
+        *, keep: bool = True, cancel: threading.Event | None = None,
     ) -> LocalResult:  # fmt: skip
         """``keep``: the prompt's evaluated state goes into the prefix cache (an agent's
         turn, which comes back with the same prefix); False for one-off prompts
-        (summaries, knowledge passes), which would only push those states out."""
+        (summaries, knowledge passes), which would only push those states out.
+        ``cancel``: once set, the call stops before its next token (its caller has gone:
+        a stop must not wait for a reply nobody reads)."""
         with self.lock, _refusals(), self._cached(keep):
+            if cancel is not None and cancel.is_set():
+                return LocalResult("", 0, 0, "cancelled")
             reused = self._reusable(prompt) if keep and self.prefix_cache else 0
-            out = self._create(prompt, options, gbnf, stream=False)
+            out = self._create(prompt, options, gbnf, stream=False, cancel=cancel)
         choice, usage = out["choices"][0], out["usage"]
         return LocalResult(str(choice["text"]), int(usage["prompt_tokens"]),
                            int(usage["completion_tokens"]), choice.get("finish_reason"),
@@ -231,14 +240,19 @@ class LocalModel:
         return max(0, min(best, len(tokens) - 1))
 
     def _create(self, prompt: str, options: Mapping[str, Any], gbnf: str | None,
-                *, stream: bool) -> Any:  # fmt: skip
+                *, stream: bool, cancel: threading.Event | None = None) -> Any:  # fmt: skip
         """``create_completion`` with the lock held; without the prefix cache nothing is
         reused at all, not even the last prompt's state."""
         if not self.prefix_cache:
             self._llama.reset()  # type: ignore[no-untyped-call]
         grammar = self._grammar(gbnf)
+        extra: dict[str, Any] = {}
+        if cancel is not None:
+            from llama_cpp.llama import StoppingCriteriaList
+
+            extra["stopping_criteria"] = StoppingCriteriaList([lambda *_: cancel.is_set()])
         return self._llama.create_completion(
-            prompt, stream=stream, grammar=grammar, **_sampling(options)
+            prompt, stream=stream, grammar=grammar, **_sampling(options), **extra
         )
 
     @contextmanager
@@ -398,10 +412,16 @@ class LocalBackend:
 
         keep = request.role in KEPT_ROLES
 
-        def run() -> LocalResult:
-            return self.model(n_ctx).complete(prompt, options, gbnf, keep=keep)
+        cancel = threading.Event()
 
-        result = await asyncio.to_thread(run)
+        def run() -> LocalResult:
+            return self.model(n_ctx).complete(prompt, options, gbnf, keep=keep, cancel=cancel)
+
+        try:
+            result = await asyncio.to_thread(run)
+        except asyncio.CancelledError:
+            cancel.set()  # the thread stops at its next token, not at the reply's end
+            raise
         return Generation(
             text=result.text,
             prompt_tokens=result.prompt_tokens,

@@ -42,17 +42,22 @@ class Completion:
     completion_tokens: int = 0
     """Read once ``pieces`` is exhausted, so a source may count as it goes."""
     done_reason: str = "stop"
+    cached_tokens: int = 0
+    """Prompt tokens not evaluated again (a prefix cache's); set before the first piece."""
 
     def final(self) -> dict[str, Any]:
-        """The fields of Ollama's last (``done``) object."""
+        """The fields of Ollama's last (``done``) object: ``prompt_eval_count`` counts the
+        prompt tokens evaluated, as Ollama's does (not those its cache held)."""
+        evaluated = self.prompt_tokens - self.cached_tokens
         return {"done": True, "done_reason": self.done_reason,
-                "prompt_eval_count": self.prompt_tokens, "eval_count": self.completion_tokens}  # fmt: skip
+                "prompt_eval_count": evaluated, "eval_count": self.completion_tokens}  # fmt: skip
 
-    def usage(self) -> dict[str, int]:
-        """OpenAI's ``usage``."""
+    def usage(self) -> dict[str, Any]:
+        """OpenAI's ``usage`` (cached prompt tokens in ``prompt_tokens_details``)."""
         total = self.prompt_tokens + self.completion_tokens
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": total}  # fmt: skip
+                "total_tokens": total,
+                "prompt_tokens_details": {"cached_tokens": self.cached_tokens}}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,26 @@ Ollama does, so a profile's ``constrain`` works against it (and is on by default
 model is under a billion parameters, which ``/api/show`` says). Generations are served
 one at a time (the model has one lock); embeddings come from a second, embedding-mode
 load of the model, made on the first ``/api/embed`` (``local_serving``).
+
+A sequence of turns costs what it costs in-process (``scripts/bench.py local``:
+``serve_llm_ratio``):
+
+- Prefix cache. A request carries no role, so every prompt's evaluated state goes into
+  the prefix cache (in-process only turns' and warms' do); the cache is keyed by tokens
+  and a prompt reuses the state that shares the longest beginning with it, so an
+  agent's next turn evaluates only what changed, whatever came in between. The cache
+  drops its least recently used states past 256 MiB (about ten 1,000-token prompts), so
+  one-off prompts (summaries, knowledge passes) can push an agent's state out only when
+  it is that full. ``prompt_eval_count`` counts the tokens evaluated, as Ollama's does
+  (OpenAI's ``usage`` has them in ``prompt_tokens_details.cached_tokens``); the states
+  are saved at Ctrl-C and loaded at the next start, as the embedded backend's.
+- mudsim's command schema (``{"command": "..."}``) is decoded as the command itself,
+  then wrapped (``Decoding``): the same tokens as in-process, none for the envelope.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import threading
@@ -79,7 +95,7 @@ class EmbeddedSource:
         options = _options(body)
         prompt = str(body.get("prompt", ""))
         try:
-            gbnf = format_grammar(body.get("format"))
+            decoding = format_decoding(body.get("format"))
             model = self.backend.model(int(options.get("num_ctx", DEFAULT_CTX)))
             prompt_tokens = model.count_tokens(prompt)
         except (LLMError, ValueError) as exc:
@@ -91,14 +107,18 @@ class EmbeddedSource:
         completion = Completion(iter(()), prompt_tokens=prompt_tokens)
         limit = int(options.get("num_predict", 64))
 
+        def reused(tokens: int) -> None:
+            completion.cached_tokens = tokens
+
         def pieces() -> Iterator[str]:
             try:
-                for piece in model.stream(prompt, options, gbnf):
+                decoded = model.stream(prompt, options, decoding.gbnf, reused=reused)
+                for piece in decoding.wrapped(decoded):
                     if piece:  # the last chunk is empty: it only carries the finish reason
-                        completion.completion_tokens += 1
                         yield piece
             except LLMError as exc:
                 raise MidStreamError(str(exc)) from exc
+            completion.completion_tokens = decoding.tokens
             if 0 < limit <= completion.completion_tokens:
                 completion.done_reason = "length"
 
@@ -135,6 +155,76 @@ def _options(body: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
+class Decoding:
+    """How one request is decoded: under ``gbnf`` (None: freely), its pieces counted.
+
+    ``key`` set: the request's ``format`` is an object of one required string with a
+    ``pattern`` (mudsim's command schema ``{"command": "look"}``). The model then decodes
+    the string itself, under the pattern's grammar, from the prompt as given, exactly as
+    the embedded backend decodes a turn under the command grammar (the same language, so
+    the same tokens are allowed at each step); the reply is that text wrapped as the
+    object (``{"command": "look"}``), escaped as JSON. Decoding the envelope instead
+    costs some ten tokens a turn (``{ "command" : "`` ... ``"} ``, whitespace where JSON
+    allows it) out of two to twenty, and changes what a small model writes after it.
+    """
+
+    def __init__(self, gbnf: str | None, key: str | None = None) -> None:
+        self.gbnf, self.key = gbnf, key
+        self.tokens = 0
+        """Pieces decoded by the model (the envelope is not)."""
+
+    def wrapped(self, decoded: Iterator[str]) -> Iterator[str]:
+        if self.key is not None:
+            yield "{" + json.dumps(self.key, ensure_ascii=False) + ': "'
+        for piece in decoded:
+            if piece:
+                self.tokens += 1
+                yield piece if self.key is None else json.dumps(piece, ensure_ascii=False)[1:-1]
+        if self.key is not None:
+            yield '"}'
+
+
+def format_decoding(format_: object) -> Decoding:
+    """How to decode a request with Ollama's ``format`` (``ValueError`` when refused)."""
+    lone = _lone_pattern(format_)
+    if lone is not None:
+        from llama_cpp import llama_grammar
+
+        # raw_pattern: the pattern's language itself, without the JSON string's quotes
+        converter: Any = llama_grammar.SchemaConverter
+        raw = converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=True)
+        raw.visit({"type": "string", "pattern": lone[1]}, "")
+        return Decoding(_bounded(str(raw.format_grammar())), key=lone[0])
+    return Decoding(format_grammar(format_))
+
+
+_SCHEMA_NOTES = frozenset({"title", "description"})
+
+
+def _lone_pattern(format_: object) -> tuple[str, str] | None:
+    """(key, pattern) of an object schema whose one property, required, is a string with
+    an anchored ``pattern`` and nothing else; None for any other ``format``."""
+    if not isinstance(format_, dict) or format_.get("type") != "object":
+        return None
+    properties = format_.get("properties")
+    if set(format_) - {"type", "properties", "required", "additionalProperties", *_SCHEMA_NOTES}:
+        return None
+    if not isinstance(properties, dict) or len(properties) != 1:
+        return None
+    ((key, value),) = properties.items()
+    if format_.get("required") != [key]:
+        return None
+    if not isinstance(value, dict) or set(value) - {"type", "pattern", *_SCHEMA_NOTES}:
+        return None
+    pattern = value.get("pattern")
+    if value.get("type") != "string" or not isinstance(pattern, str):
+        return None
+    # a quote would end the converter's literal (it writes none in raw mode)
+    if not (pattern.startswith("^") and pattern.endswith("$")) or '"' in pattern:
+        return None
+    return str(key), pattern
+
+
 def format_grammar(format_: object) -> str | None:
     """Ollama's ``format`` (a JSON schema, or ``"json"``) as a llama.cpp grammar."""
     if not format_:
@@ -147,7 +237,10 @@ def format_grammar(format_: object) -> str | None:
 
     if format_ == "json":
         return str(JSON_GBNF)
-    grammar = str(json_schema_to_gbnf(json.dumps(format_)))
+    return _bounded(str(json_schema_to_gbnf(json.dumps(format_))))
+
+
+def _bounded(grammar: str) -> str:
     if len(grammar) > GRAMMAR_MAX_CHARS:
         raise ValueError(f"the format's JSON schema makes a grammar of {len(grammar):,} "
                          f"characters; at most {GRAMMAR_MAX_CHARS:,} are served")  # fmt: skip
@@ -198,3 +291,4 @@ def serve(port: int) -> None:
         pass
     finally:
         server.stop()
+        asyncio.run(backend.aclose())  # the newest prompt states, for the next start
