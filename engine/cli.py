@@ -51,8 +51,9 @@ def _run_options(args: argparse.Namespace) -> RunOptions:
     from engine.sim.run import RunOptions
 
     return RunOptions(
-        args.world, args.vault, args.llm, args.model, args.turns, args.seed, args.as_name
-    )
+        args.world, args.vault, args.llm, args.model, args.turns, args.seed, args.as_name,
+        show_thinking=getattr(args, "show_thinking", False),
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> None:
@@ -267,6 +268,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _agent_arguments(sub, turns="stop once every agent took N turns")
     sub.add_argument("--headless", action="store_true", help="print the narrative, no TUI")
+    sub.add_argument(
+        "--show-thinking",
+        action="store_true",
+        help="--headless: print the 'X pauses, deep in thought...' lines too",
+    )
     sub.set_defaults(run=run)
     sub = verb(
         "do", "Run commands as a character against the saved world, print each result, save."
@@ -286,8 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
         "keep thinking while you play, the LLM chosen as for run (if none answers and "
         "--llm names none, only you act, said in one line); what happens in your room is "
         "printed as it happens. --frozen: a world where only you act and no LLM is asked. "
-        "End with quit, Ctrl-D (the end of input) or Ctrl-C: turns in progress finish, "
-        "the vault is saved.",
+        "End with quit, Ctrl-D (the end of input) or Ctrl-C: turns in progress finish "
+        "(at most 30 s; Ctrl-C again stops at once), knowledge passes wait for the next "
+        "run, the vault is saved.",
     )
     _agent_arguments(sub, turns="each agent takes N turns, then stands still (you play on)")
     sub.add_argument(

@@ -71,7 +71,8 @@ async def _serve(folder: Path, url: str) -> None:
     """``bench_telnet.py serve FOLDER URL``: serve FOLDER/vault; ``READY port`` on stdout,
     then ``GO`` and ``STOP`` on stdin open and close the window; the window's figures on
     stdout as one JSON line."""
-    from engine.sim.run import RunOptions, connect, start_agents, wind_down
+    from engine.sim.run import RunOptions, connect, start_agents
+    from engine.sim.run_ending import wind_down
     from engine.sim.simulation import Simulation
     from engine.telnet.server import MudServer
     from engine.telnet.settings import ServeOptions, TelnetConfig

@@ -204,7 +204,9 @@ def test_agents_keep_thinking_while_the_player_types(
     assert mine == ["say Good morning, Ada.", "look"]
     prompts = [str(r["prompt"]) for r in stub.requests if not is_knowledge_prompt(r)]
     assert {p.rsplit("\n", 1)[-1] for p in prompts} == {"~Ada>", "~Bo>"}  # turns only
-    assert sum(1 for r in stub.requests if is_knowledge_prompt(r)) == 2  # passes at the end
+    # leaving is a stop: the knowledge passes a finished run would start wait for the next
+    assert sum(1 for r in stub.requests if is_knowledge_prompt(r)) == 0
+    assert err == ""  # nothing was in progress: nothing to say
 
 
 def test_end_of_input_stops_real_time_agents_with_the_journal_intact(
@@ -275,3 +277,26 @@ def test_play_with_unknown_character_is_one_line_exit_2(world_file: Path, vault_
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert done.stderr.startswith("mudsim: no character called 'Nobody'")
+
+
+def test_leaving_while_a_turn_is_in_flight_says_what_it_waits_for(
+    tmp_path: Path, vault_dir: Path, stub: StubOllama
+) -> None:
+    quick = tmp_path / "quick.yaml"
+    quick.write_text(
+        FIXTURE_WORLD.replace("    profile: A careful gardener.\n",
+                              "    profile: A careful gardener.\n    think_interval: 0.2\n"),
+        encoding="utf-8",
+    )  # fmt: skip
+    stub.delay = 3.0  # a slow model: Ada's turn is in flight when the player leaves
+    session = Session(quick, "--vault", vault_dir, "--llm", stub.url, "--model", "tiny")
+    session.until("Agents keep thinking while you play")
+    deadline = time.monotonic() + 20
+    while not stub.requests and time.monotonic() < deadline:
+        time.sleep(0.02)
+    code, out, err = session.end()  # Ctrl-D
+
+    assert code == 0, err
+    assert err.startswith("mudsim: stopping: waiting at most 30 s for 1 turn in progress"), err
+    assert out.endswith("Saved. Goodbye.\n")
+    assert not [r for r in stub.requests if is_knowledge_prompt(r)]  # left for the next run

@@ -23,6 +23,11 @@ def join_names(names: Sequence[str], *, empty: str = "nobody") -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+def counted(number: int, one: str, many: str) -> str:
+    """``1 turn``, ``0 turns``, ``2 summaries``."""
+    return f"{number} {one if number == 1 else many}"
+
+
 def describe_room(world: World, room: Room, viewer: Character) -> str:
     """What ``look`` shows: name, description, exits, objects and who else is here."""
     exits = [f"{name} ({world.rooms[to].name})" for name, to in room.exits.items()]

@@ -16,7 +16,9 @@ endpoint and model and are priced at the endpoint's price.
 from __future__ import annotations
 
 import asyncio
+import copy
 import sys
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,15 +39,10 @@ from engine.lab.branch import (
 from engine.lab.replay import Replay, open_replay
 from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, settle_default
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
+from engine.llm.metrics import LLMMetrics
 from engine.memory.secrets import redact
-from engine.sim.run import (
-    Narrator,
-    RunEnding,
-    end_reason,
-    graceful_interrupts,
-    summary,
-    wind_down,
-)
+from engine.sim.run import Narrator, cost_line, summary
+from engine.sim.run_ending import RunEnding, end_reason, graceful_interrupts, wind_down
 from engine.sim.scheduler import Scheduler
 from engine.sim.sequencer import quiet
 from engine.sim.simulation import Simulation
@@ -138,6 +135,8 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
             await replay.close()
             raise
         ending = RunEnding(sim, scheduler)
+        live_from: LLMMetrics | None = None
+        live_started = 0.0
 
         def on_branch(number: int) -> None:  # the change, before anything else runs
             assert live is not None
@@ -153,6 +152,8 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
             if started:  # turns begun before the branch end first, as they would have
                 await asyncio.wait(started)
             scheduler.turns_taken = dict.fromkeys(scheduler.thinkers, 0)
+            live_from = copy.copy(replay.dispatcher.metrics)  # the summary counts from here
+            live_started = time.perf_counter()
             print(f"mudsim: forked {parent.id} after turn {options.at}; live from here",
                   file=sys.stderr, flush=True)  # fmt: skip
             if options.headless:
@@ -170,7 +171,10 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
             await sim.checkpoint()
             sim.end_record(reason, **noted)
         if options.headless:
-            print(summary(scheduler, replay.dispatcher, 0.0), file=out, flush=True)
+            live_metrics = replay.dispatcher.metrics.since(live_from) if live_from else None
+            wall = time.perf_counter() - live_started if live_started else 0.0
+            print(summary(scheduler, replay.dispatcher, wall, live_metrics), file=out, flush=True)
+            print(cost_line(sim), file=out, flush=True)
         return scheduler
     finally:
         if live is not None and not adopted:  # else closed with the fork's dispatcher

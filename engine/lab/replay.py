@@ -37,11 +37,8 @@ from engine.lab.replay_tape import WAITED_GATES, ReplayDiverged, ReplaySequencer
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.sim.do import SETTLE_TIMEOUT
 from engine.sim.recorder import TAPE
-from engine.sim.run import (
-    SHUTDOWN_GRACE,
-    configure_memory,
-    start_agents,
-)
+from engine.sim.run import configure_memory, start_agents
+from engine.sim.run_ending import SHUTDOWN_GRACE
 from engine.sim.scheduler import Scheduler
 from engine.sim.sequencer import quiet
 from engine.sim.simulation import Simulation
@@ -147,7 +144,10 @@ class Replay:
                                      f"{event['actor']!r}, who is not in the replayed world")  # fmt: skip
             sim.set_role(actor, Role(str(event["role"])))
         elif kind == "wind-down":
-            self.spawn(sim.wind_down_memory(SHUTDOWN_GRACE), "wind-down")
+            passes = event.get("passes") is not False  # (a stopped run's: no passes)
+            self.spawn(sim.wind_down_memory(SHUTDOWN_GRACE, passes=passes), "wind-down")
+        elif kind == "leave-memory-work":  # a stop's first press
+            sim.leave_memory_work()
         elif kind == "settle":
             self.spawn(sim.settle_memory(SETTLE_TIMEOUT), "settle")
         elif kind == "save":
@@ -233,7 +233,7 @@ def open_replay(run_dir: Path, vault: Path, kind: str, extra: dict[str, Any],
         consolidators = dict(meta.get("consolidators") or {})
         if meta.get("compaction", True):
             configure_memory(sim, dispatcher, summarizers, consolidators,
-                             local=bool(meta.get("local")))  # fmt: skip
+                             local=bool(meta.get("embedded", meta.get("local"))))  # fmt: skip
         if meta.get("retry") is False:
             sim.compactor.retry = sim.knowledge.retry = False
         sim.memory_gate.enabled = meta.get("memory_gate") is True  # (not before it existed)
@@ -256,6 +256,7 @@ _REPEATED = (
     "summarizers",
     "consolidators",
     "local",
+    "embedded",
     "seed",
     "retry",
     "compaction",

@@ -116,9 +116,14 @@ def _run(task: RunTask, narrative: TextIO) -> dict[str, Any]:
     started = time.perf_counter()
     asyncio.run(run_headless(run, environ, out=narrative))
     seconds = time.perf_counter() - started
-    reason = the_run(partial).meta().get("reason")
+    meta = the_run(partial).meta()
+    reason = meta.get("reason")
     if reason != FINISHED_REASON:
         raise RunEndedEarly(f"the run ended before its turns were done ({reason})")
+    served = sorted(set((meta.get("models") or {}).values()))
+    if model and served and served != [model]:  # its row would be labelled wrongly
+        raise RunEndedEarly(f"the run was served by {', '.join(served)}, not the model "
+                            f"{model} its row names")  # fmt: skip
     report = None
     if task.probe is not None:
         asking = ProbeOptions(partial, tuple(task.probe["compare"]),

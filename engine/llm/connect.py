@@ -70,6 +70,15 @@ class LLMChoice:
         return any(e.kind == LOCAL for e in self.endpoints)
 
     @property
+    def embedded_model(self) -> str:
+        """The name of the embedded model a local choice runs (``smollm2:135m``,
+        ``gemma3:270m``, a .gguf file's stem)."""
+        url = next((e.url for e in self.endpoints if e.kind == LOCAL), LOCAL)
+        return choose_local_model(
+            url[len(LOCAL_PREFIX) :] if url.startswith(LOCAL_PREFIX) else ""
+        ).name
+
+    @property
     def describe(self) -> str:
         return ", ".join(e.url for e in self.endpoints)
 
@@ -267,6 +276,21 @@ async def check_endpoints(
         if isinstance(backend, OllamaBackend):
             for model in wanted:  # /api/show once: a small model is constrained by default
                 await backend.facts(model)
+
+
+SERVED_EMBEDDED = "mudsim-serve-llm"
+"""The version ``mudsim serve-llm`` answers with (``engine.llm.serve``)."""
+
+
+def embedded_everywhere(dispatcher: Dispatcher) -> bool:
+    """Every endpoint runs the embedded model: in-process, or served by ``mudsim
+    serve-llm`` (known from ``/api/version``, once ``check_endpoints`` asked). Such a run
+    is treated as the embedded model is: small prompts, handbooks by the rules."""
+    return bool(dispatcher.endpoints) and all(
+        isinstance(e.backend, LocalBackend)
+        or (isinstance(e.backend, OllamaBackend) and e.backend.server_version == SERVED_EMBEDDED)
+        for e in dispatcher.endpoints
+    )
 
 
 def missing_model(name: str, endpoint: str, available: list[str], *, ollama: bool) -> str:

@@ -47,6 +47,16 @@ class LLMMetrics:
         self.latency_total += latency
         self.latencies.append(latency)
 
+    def since(self, before: LLMMetrics) -> LLMMetrics:
+        """The calls finished after ``before`` (a copy taken then): a fork's live part."""
+        return LLMMetrics(
+            calls=self.calls - before.calls, failures=self.failures - before.failures,
+            retries=self.retries - before.retries,
+            prompt_tokens=self.prompt_tokens - before.prompt_tokens,
+            completion_tokens=self.completion_tokens - before.completion_tokens,
+            latency_total=self.latency_total - before.latency_total,
+        )  # fmt: skip
+
     def failed(self, error: str) -> None:
         self.calls += 1
         self.failures += 1

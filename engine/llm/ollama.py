@@ -32,6 +32,8 @@ class OllamaBackend(HttpBackend):
         super().__init__(base_url, **settings)
         self._facts: dict[str, ModelFacts | None] = {}
         self._facts_lock = asyncio.Lock()
+        self.server_version = ""
+        """What ``/api/version`` said (``mudsim-serve-llm``: the embedded model, served)."""
 
     async def generate(self, request: LLMRequest) -> Generation:
         constrain = request.constrain
@@ -122,7 +124,8 @@ class OllamaBackend(HttpBackend):
 
     async def version(self) -> str:
         response = await self.get_json("/api/version")
-        return str(response.get("version", "?"))
+        self.server_version = str(response.get("version", "?"))
+        return self.server_version
 
     async def models(self) -> list[str]:
         """Names of the models the server has (``/api/tags``)."""

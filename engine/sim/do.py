@@ -23,7 +23,6 @@ from engine.llm.connect import (
     settle_default,
 )
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
-from engine.llm.local import MODEL_NAME as LOCAL_MODEL
 from engine.memory.waterfall import compaction_due
 from engine.sim.simulation import Simulation
 
@@ -73,8 +72,8 @@ async def compaction_llm(
         sim.knowledge.handbook.embedded = choice.local
     if choice.local:
         models, consolidators = (
-            dict.fromkeys(models, LOCAL_MODEL),
-            dict.fromkeys(models, LOCAL_MODEL),
+            dict.fromkeys(models, choice.embedded_model),
+            dict.fromkeys(models, choice.embedded_model),
         )
     return dispatcher, models, consolidators
 

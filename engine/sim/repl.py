@@ -12,9 +12,9 @@ for ``run``.
 Ownership: the agents run in a task of a ``TaskGroup`` beside the player's loop; the
 player's lines come from ``engine.sim.play_input`` (a reader thread hands them to the
 loop). The end of input, ``quit``, or Ctrl-C ends the player's loop; then the agents
-stop (turns in progress finish, at most ``SHUTDOWN_GRACE`` seconds; a second Ctrl-C
-cuts them short), compactions get their bounded wait, every task is awaited, and the
-vault is saved.
+stop as at a headless run's first Ctrl-C (``RunEnding``: turns and summary calls in
+progress finish within ``SHUTDOWN_GRACE`` seconds, knowledge passes wait for the next
+run; a second Ctrl-C cuts them short), every task is awaited, and the vault is saved.
 """
 
 from __future__ import annotations
@@ -28,15 +28,8 @@ from engine.commands.helpers import describe_room
 from engine.errors import LLMError
 from engine.llm.dispatcher import Dispatcher
 from engine.sim.play_input import LineSource, open_lines
-from engine.sim.run import (
-    SHUTDOWN_GRACE,
-    STOPPING,
-    RunOptions,
-    connect,
-    graceful_interrupts,
-    start_agents,
-    wind_down,
-)
+from engine.sim.run import RunOptions, connect, start_agents
+from engine.sim.run_ending import RunEnding, graceful_interrupts, wind_down
 from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import Simulation
 from engine.world.events import Event
@@ -100,16 +93,22 @@ async def _session(
     live: tuple[Dispatcher, dict[str, str]] | None,
     options: RunOptions,
 ) -> None:
-    scheduler: Scheduler | None = None
-    try:
-        if live is not None:
-            scheduler = start_agents(sim, live[0], live[1], options.seed)
-        await _play_alongside(sim, me, lines, scheduler, options.turns)
-    finally:
-        if live is not None:
-            await wind_down(sim, scheduler, live[0])
-        await sim.checkpoint()
-        sim.end_record("the player left")
+    scheduler = None if live is None else start_agents(sim, live[0], live[1], options.seed)
+    ending = None if scheduler is None else RunEnding(sim, scheduler, say_idle=False)
+
+    def press() -> None:  # Ctrl-C: the first stops as the end of input does, a second cuts
+        lines.interrupt()
+        if ending is not None:
+            ending.press()
+
+    with graceful_interrupts(press, press, say=None):
+        try:
+            await _play_alongside(sim, me, lines, scheduler, ending, options.turns)
+        finally:
+            if live is not None:
+                await wind_down(sim, scheduler, live[0], ending)
+            await sim.checkpoint()
+            sim.end_record("the player left")
     print("Saved. Goodbye.", flush=True)
 
 
@@ -118,9 +117,12 @@ async def _play_alongside(
     me: Character,
     lines: LineSource,
     scheduler: Scheduler | None,
+    ending: RunEnding | None,
     turns: int | None,
 ) -> None:
-    """The player's loop, with the agents (if any) running beside it in a task group."""
+    """The player's loop, with the agents (if any) running beside it in a task group.
+    When the player leaves, the agents stop as at a first Ctrl-C (``RunEnding``): what
+    is waited for, and for how long at most, is said."""
 
     def show(event: Event) -> None:
         if event.room_id == me.location and event.actor_id != me.id:
@@ -131,28 +133,17 @@ async def _play_alongside(
         scheduler.listen(lambda happening: _skipped(happening, lines))
     print(banner(sim, me), flush=True)
     print(describe_room(sim.world, sim.world.rooms[me.location], me), flush=True)
-
-    def stop() -> None:
-        lines.interrupt()
-        if scheduler is not None:
-            print(f"mudsim: {STOPPING}", file=sys.stderr, flush=True)
-            scheduler.stop()
-
-    def abort() -> None:
-        lines.interrupt()
-        if scheduler is not None:
-            scheduler.abort()
-
-    with graceful_interrupts(stop, abort, say=None):
-        try:
-            async with asyncio.TaskGroup() as group:
-                if scheduler is not None:
-                    group.create_task(_agents(scheduler, turns, lines), name="agents")
-                await _player(sim, me, lines)
-                if scheduler is not None:  # ends the agents' task once its turns are done
-                    await scheduler.finish(SHUTDOWN_GRACE)
-        except BaseExceptionGroup as failed:  # one line for the user, as anywhere else
-            raise failed.exceptions[0] from failed
+    try:
+        async with asyncio.TaskGroup() as group:
+            if scheduler is not None:
+                group.create_task(_agents(scheduler, turns, lines), name="agents")
+            await _player(sim, me, lines)
+            if scheduler is not None and ending is not None:
+                if not ending.presses:
+                    ending.press()  # the player left: the agents stop
+                await scheduler.finish(ending.remaining())  # ends the agents' task
+    except BaseExceptionGroup as failed:  # one line for the user, as anywhere else
+        raise failed.exceptions[0] from failed
 
 
 async def _agents(scheduler: Scheduler, turns: int | None, lines: LineSource) -> None:

@@ -5,27 +5,31 @@ goes to stdout, one event a line with its room, then a run summary.
     [The Library] (Moss tried "fly": There is no command 'fly'.)
     Run summary: 2 agents, 10 turns (0 skipped), 10 LLM calls (0 failed, 0 retries), ...
 
-Ctrl-C (or the end of ``--turns``) stops dispatching, lets turns in progress finish
-(bounded wait), saves and exits 0; a second Ctrl-C stops at once, still saving. At the
-end of ``--turns`` the run also waits for the memory work its end starts (``RunEnding``).
+The first line names the world, its agents and the backend and model that think.
+Ctrl-C stops dispatching, lets turns and summary calls in progress finish (within
+``SHUTDOWN_GRACE`` s, counted down), leaves knowledge passes and dreams for the next run,
+saves and exits 0; a second Ctrl-C stops at once, still saving. At the end of
+``--turns`` the run instead waits for the memory work its end starts (``RunEnding``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from engine.agents.reply import RECENT_COMMANDS
 from engine.agents.thinker import Generator, Thinker, Turn
+from engine.commands.helpers import counted
 from engine.config import embedder_model
+from engine.errors import UsageError
+from engine.llm.backend_label import backend_label
 from engine.llm.connect import (
+    embedded_everywhere,
     build_dispatcher,
     check_endpoints,
     choose_llm,
@@ -35,17 +39,19 @@ from engine.llm.connect import (
 )
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
 from engine.llm.embedding import choose_embedder
-from engine.llm.local import MODEL_NAME as LOCAL_MODEL
-from engine.llm.metrics import seconds
+from engine.llm.metrics import LLMMetrics, seconds
 from engine.sim.do import summarizer_models
 from engine.sim.prompting import command_constraint, recent_commands, turn_prompt
+from engine.sim.run_ending import (
+    RunEnding,
+    end_reason,
+    graceful_interrupts,
+    wind_down,
+)
 from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import LLMLink, Simulation
 from engine.vault.journal import EVERY_100_MS
 from engine.world.events import Event, EventKind
-
-SHUTDOWN_GRACE = 30.0
-"""Seconds turns in progress may take to finish once a run ends."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,8 @@ class RunOptions:
     seed: int | None = None
     as_name: str | None = None
     """The player character the TUI's input line acts as (default: the first player)."""
+    show_thinking: bool = False
+    """``--headless``: print the "pauses, deep in thought" lines (always recorded)."""
 
 
 def agent_models(sim: Simulation, flag: str | None, environ: Mapping[str, str]) -> dict[str, str]:
@@ -99,24 +107,32 @@ def make_thinkers(
     return thinkers
 
 
-async def connect(
-    sim: Simulation, options: RunOptions, environ: Mapping[str, str], *, kind: str = "run"
-) -> tuple[Dispatcher, dict[str, str]]:
-    """Pick the LLM and models, and check the server has them (exit 3 if not); the run's
-    record (``kind``: run, play) begins here."""
+def _say(line: str) -> None:
+    print(f"mudsim: {line}", file=sys.stderr, flush=True)
 
-    def notice(line: str) -> None:
-        print(f"mudsim: {line}", file=sys.stderr, flush=True)
+
+async def connect(
+    sim: Simulation, options: RunOptions, environ: Mapping[str, str], *, kind: str = "run",
+    notice: Callable[[str], None] = _say,
+) -> tuple[Dispatcher, dict[str, str]]:  # fmt: skip
+    """Pick the LLM and models, and check the server has them (exit 3 if not); the run's
+    record (``kind``: run, play) begins here. ``notice`` hears what is said on the way
+    (the embedded model chosen because no server answered; default: stderr)."""
 
     named = named_model(options.model, environ, sim.settings.llm,
                         [c.model for c in sim.world.characters.values() if c.type == "agent"])  # fmt: skip
     choice = await settle_default(choose_llm(options.llm, environ, sim.settings.llm), notice,
                                   named=named)  # fmt: skip
+    embedded = choice.embedded_model if choice.local else ""
+    if choice.local and options.model not in (None, embedded):
+        raise UsageError(f"--model {options.model} is not the embedded model ({embedded}), "
+                         "the only one --llm local runs: drop --model, or name a server "
+                         "with --llm URL")  # fmt: skip
     models = agent_models(sim, options.model, environ)
     summarizers = summarizer_models(sim, options.model, environ)
     if choice.local:  # it has one model, whatever the world or llm.md name
-        models = dict.fromkeys(models, LOCAL_MODEL)
-        summarizers = dict.fromkeys(summarizers, LOCAL_MODEL)
+        models = dict.fromkeys(models, embedded)
+        summarizers = dict.fromkeys(summarizers, embedded)
     config = sim.settings.llm
     retry = RetryPolicy(deadline=config.timeout)
     dispatcher = build_dispatcher(choice, retry=retry, bypass_limit=config.bypass_limit)
@@ -128,17 +144,19 @@ async def connect(
         raise
     consolidators = summarizer_models(sim, options.model, environ, role="consolidator")
     if choice.local:
-        consolidators = dict.fromkeys(consolidators, LOCAL_MODEL)
+        consolidators = dict.fromkeys(consolidators, embedded)
     embedder = choose_embedder(
         [e.backend for e in dispatcher.endpoints], embedder_model(sim.settings)
     )
+    embedded_rules = embedded_everywhere(dispatcher)  # in-process, or served by serve-llm
     sim.begin_record(kind, options.world, {
         "models": models, "summarizers": summarizers, "consolidators": consolidators,
-        "local": choice.local, "seed": options.seed, "turns": options.turns,
+        "local": choice.local, "embedded": embedded_rules, "seed": options.seed,
+        "turns": options.turns,
         "endpoints": [e.name for e in dispatcher.endpoints], "embedder": embedder is not None,
         "memory_gate": True,
     })  # fmt: skip
-    configure_memory(sim, dispatcher, summarizers, consolidators, local=choice.local)
+    configure_memory(sim, dispatcher, summarizers, consolidators, local=embedded_rules)
     sim.recollection.embedder = embedder
     return dispatcher, models
 
@@ -156,14 +174,15 @@ def configure_memory(sim: Simulation, llm: Generator, summarizers: dict[str, str
 
 
 class Narrator:
-    """Prints what happens, one line each, with the room it happened in."""
+    """Prints what happens, one line each, with the room it happened in; an agent pausing
+    to think (an ambient event) only with ``show_thinking``."""
 
-    def __init__(self, sim: Simulation, out: TextIO) -> None:
-        self.sim, self.out = sim, out
+    def __init__(self, sim: Simulation, out: TextIO, *, show_thinking: bool = False) -> None:
+        self.sim, self.out, self.show_thinking = sim, out, show_thinking
 
     def __call__(self, happening: Happening) -> None:
         if isinstance(happening, Event):
-            if happening.kind is not EventKind.AMBIENT:
+            if happening.kind is not EventKind.AMBIENT or self.show_thinking:
                 self._line(happening.room_id, happening.text)
             return
         line = _turn_note(happening)
@@ -178,6 +197,15 @@ class Narrator:
         print(f"[{label}] {flat}", file=self.out, flush=True)
 
 
+def first_line(sim: Simulation, dispatcher: Dispatcher, models: Mapping[str, str]) -> str:
+    """What a headless run says first: the world, its agents, and which backend and
+    model think for them (``embedded SmolLM2-135M``, ``fake (scripted)``, a URL and a
+    model)."""
+    backend = backend_label([e.name for e in dispatcher.endpoints], models.values())
+    agents = counted(len(models), "agent", "agents")
+    return f"{sim.world.name}: {agents}, thinking with {backend}."
+
+
 def _turn_note(turn: Turn) -> str | None:
     """A line for a turn the room did not see: a skip, an empty reply, a failed command."""
     if turn.error is not None:
@@ -189,10 +217,12 @@ def _turn_note(turn: Turn) -> str | None:
     return None
 
 
-def summary(scheduler: Scheduler, dispatcher: Dispatcher, wall: float) -> str:
+def summary(scheduler: Scheduler, dispatcher: Dispatcher, wall: float,
+            metrics: LLMMetrics | None = None) -> str:  # fmt: skip
+    """The run summary; ``metrics``: the LLM calls to count (default: the dispatcher's)."""
     turns = sum(scheduler.turns_taken.values())
     skipped = sum(t.skipped for t in scheduler.thinkers.values())
-    m = dispatcher.metrics
+    m = metrics if metrics is not None else dispatcher.metrics
     c = scheduler.sim.compactor.tally
     extractive = f", {c.extractive} extractive" if c.extractive else ""
     failed_syncs = EVERY_100_MS.failures - scheduler.sim.fsync_failures_before
@@ -238,64 +268,6 @@ def start_agents(
     return Scheduler(sim, sim.recorded(dispatcher), thinkers, seed=seed)
 
 
-async def wind_down(sim: Simulation, scheduler: Scheduler | None, dispatcher: Dispatcher,
-                    ending: RunEnding | None = None) -> None:  # fmt: skip
-    """Turns and compactions in progress get their bounded wait (with an ``ending`` whose
-    turns are done, the memory work the run's end starts gets as long as it takes, or
-    until a Ctrl-C); every task ends."""
-    if scheduler is not None:
-        await scheduler.finish(SHUTDOWN_GRACE)
-    if ending is not None:
-        ending.memory_phase = True
-    patient = ending is not None and ending.patient
-    await sim.wind_down_memory(None if patient else SHUTDOWN_GRACE,
-                               say=ending.waiting if ending is not None else None)  # fmt: skip
-    await sim.supervisor.aclose()
-    await dispatcher.aclose(grace=1.0)
-
-
-class RunEnding:
-    """How a headless run ends, and what Ctrl-C (or SIGTERM) does meanwhile. While turns
-    run, a first press lets those in progress finish (at most ``SHUTDOWN_GRACE`` s) and a
-    second cuts them short. A run whose turns are all done (``--turns``: a batch) then
-    waits for the memory work its end starts (the last summaries and knowledge passes,
-    which a small local model can take minutes over) as long as it takes; a stopped run
-    gives it ``SHUTDOWN_GRACE`` s. Once that wait has begun, a press cuts it short: what
-    is not committed is left for the next run."""
-
-    def __init__(self, sim: Simulation, scheduler: Scheduler, err: TextIO | None = None) -> None:
-        self.sim, self.scheduler, self.err = sim, scheduler, err or sys.stderr
-        self.patient = False
-        """The turns are done: the memory work gets as long as it takes."""
-        self.memory_phase = False
-        self.presses = 0
-
-    def press(self) -> None:
-        self.presses += 1
-        if self.memory_phase or self.presses > 1:
-            if self.memory_phase and (work := self.sim.memory_in_progress()):
-                self._say(f"leaving {work} for the next run")
-            self.scheduler.abort()
-            self.sim.cut_memory_short()
-        else:
-            self._say(STOPPING)
-            self.scheduler.stop()
-
-    def waiting(self, work: str) -> None:
-        self._say(f"the turns are done; finishing {work} before saving (Ctrl-C leaves what "
-                  "is unfinished for the next run)")  # fmt: skip
-
-    def _say(self, line: str) -> None:
-        print(f"mudsim: {line}", file=self.err, flush=True)
-
-
-def end_reason(scheduler: Scheduler, turns: int | None) -> str:
-    """Why a run ended, as its record says."""
-    if turns is not None and all(n >= turns for n in scheduler.turns_taken.values()):
-        return "turns done"
-    return "stopped"
-
-
 async def run_headless(
     options: RunOptions, environ: Mapping[str, str], out: TextIO | None = None
 ) -> Scheduler:
@@ -306,7 +278,8 @@ async def run_headless(
             sim.character(options.as_name)  # an unknown --as is exit 2, as in `do`
         dispatcher, models = await connect(sim, options, environ)
         scheduler = start_agents(sim, dispatcher, models, options.seed)
-        scheduler.listen(Narrator(sim, out))
+        print(first_line(sim, dispatcher, models), file=out, flush=True)
+        scheduler.listen(Narrator(sim, out, show_thinking=options.show_thinking))
         started = time.perf_counter()
         reason = "error"
         ending = RunEnding(sim, scheduler)
@@ -336,41 +309,7 @@ def cost_line(sim: Simulation) -> str:
     if not costs:
         return "Cost: not recorded (record: false)."
     parts = [f"{name} {c.tokens_in}+{c.tokens_out} tokens, {c.llm_s:.1f} s LLM, "
-             f"{sum(c.calls.values())} calls" + (f", {c.money:.4f}" if c.money else "")
+             f"{counted(sum(c.calls.values()), 'call', 'calls')}"
+             + (f", {c.money:.4f}" if c.money else "")
              for name, c in sorted(costs.items())]  # fmt: skip
     return "Cost per agent: " + "; ".join(parts) + "."
-
-
-STOPPING = "stopping: letting turns in progress finish (Ctrl-C again to cut short)"
-
-
-@contextlib.contextmanager
-def graceful_interrupts(
-    stop: Callable[[], None], abort: Callable[[], None], *, say: str | None = STOPPING
-) -> Iterator[None]:
-    """The first Ctrl-C (or SIGTERM) calls ``stop`` (saying ``say``), a second ``abort``."""
-    loop = asyncio.get_running_loop()
-    presses = 0
-
-    def on_signal() -> None:
-        nonlocal presses
-        presses += 1
-        if presses == 1:
-            if say is not None:
-                print(f"mudsim: {say}", file=sys.stderr, flush=True)
-            stop()
-        else:
-            abort()
-
-    installed = []
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        # Not on Windows' loop, nor off the main thread: Ctrl-C then stays Python's
-        # KeyboardInterrupt, which the CLI turns into one line.
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signum, on_signal)
-            installed.append(signum)
-    try:
-        yield
-    finally:
-        for signum in installed:
-            loop.remove_signal_handler(signum)

@@ -241,15 +241,21 @@ class Simulation:
         await self.dreams.drain(within)
 
     async def wind_down_memory(
-        self, grace: float | None, *, say: Callable[[str], None] | None = None
-    ) -> None:
+        self, grace: float | None, *, say: Callable[[str], None] | None = None,
+        passes: bool = True,
+    ) -> None:  # fmt: skip
         """The end of a run: a knowledge pass for each agent with anything new, then
         compactions and passes in progress get ``grace`` s (None: as long as they take,
         or until ``cut_memory_short``; ``say`` then hears what is waited for); the rest
-        waits for the next run."""
+        waits for the next run. A stopped run (``passes`` False) starts no pass and cuts
+        the passes and dreams in progress (``leave_memory_work``): only summary calls get
+        the grace."""
         await self.gate("wind-down")
-        self.note("wind-down")
-        self.knowledge.at_run_end(list(self.minds.values()))
+        self.note("wind-down", **({} if passes else {"passes": False}))
+        if passes:
+            self.knowledge.at_run_end(list(self.minds.values()))
+        else:
+            self.leave_memory_work(note=False)
         work = self.memory_in_progress()
         if grace is None and say is not None and work:
             say(work)
@@ -257,14 +263,27 @@ class Simulation:
             self.compactor.drain(grace), self.knowledge.drain(grace), self.dreams.drain(grace)
         )
 
-    def memory_in_progress(self) -> str:
-        """The summary calls, knowledge passes and dreams in progress, in words ("" if none)."""
-        counts = ((self.compactor.calls_in_flight, "summary call", "summary calls"),
+    def memory_in_progress(self, *, summaries: bool = True) -> str:
+        """The summary calls (unless not ``summaries``), knowledge passes and dreams in
+        progress, in words ("" if none)."""
+        counts = ((self.compactor.calls_in_flight if summaries else 0, "summary call",
+                   "summary calls"),
                   (len(self.knowledge.workers), "knowledge pass", "knowledge passes"),
                   (len(self.dreams.workers), "dream", "dreams"))  # fmt: skip
         return join_names(
             [f"{n} {one if n == 1 else many}" for n, one, many in counts if n], empty=""
         )
+
+    def leave_memory_work(self, *, note: bool = True) -> None:
+        """A stop: the knowledge passes and dreams in progress are cut now and no more
+        start (what they have not committed, their handbooks too, is left for the next
+        run: its passes read every memory since the last committed one). ``note``: the
+        run's record says where (a replay cuts at the same place)."""
+        if note:
+            self.note("leave-memory-work")
+        self.knowledge.stopping = True
+        self.knowledge.cut()
+        self.dreams.cut()
 
     def cut_memory_short(self) -> None:
         """Stop the compactions, knowledge passes and dreams in progress now, as the end

@@ -24,17 +24,8 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TextIO
 
-from engine.sim.run import (
-    Narrator,
-    RunOptions,
-    connect,
-    cost_line,
-    end_reason,
-    graceful_interrupts,
-    start_agents,
-    summary,
-    wind_down,
-)
+from engine.sim.run import Narrator, RunOptions, connect, cost_line, start_agents, summary
+from engine.sim.run_ending import end_reason, graceful_interrupts, wind_down
 from engine.sim.simulation import Simulation
 from engine.telnet.server import MudServer
 from engine.telnet.settings import DEFAULT_BIND, ServeOptions, load_config

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
+import time
 from collections import deque
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -32,15 +35,16 @@ from engine.agents.memory import MemoryStream
 from engine.agents.thinker import Turn, describe
 from engine.llm.dispatcher import Dispatcher
 from engine.sim.prompting import build_prompt
-from engine.sim.run import SHUTDOWN_GRACE
+from engine.sim.run_ending import SHUTDOWN_GRACE
 from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import Simulation
+from engine.tui.keys import APP_BINDINGS, INPUT_BINDINGS, key_state, welcome
+from engine.tui.llm_panel import llm_panel
 from engine.tui.memory_tabs import MemoryTabs
 from engine.tui.render import (
     COST_ORDERS,
     event_line,
     inspector_text,
-    llm_panel,
     memory_hold,
     player_lines,
     rooms_with_occupants,
@@ -54,8 +58,6 @@ from engine.world.model import Character
 HISTORY_KEPT = 2_000
 """Event lines kept for re-filtering the log."""
 FILTERS = ("all", "room", "agent")
-HELD_WHILE_STOPPING = frozenset({"toggle_pause", "step"})
-"""Actions that start or hold back turns: off (dimmed) once the app is stopping."""
 
 log = logging.getLogger("mudsim")
 
@@ -81,10 +83,7 @@ class PromptScreen(ModalScreen[None]):
 class HistoryInput(Input):
     """An input line that recalls earlier lines with up and down."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "older", "Earlier", show=False),
-        Binding("down", "newer", "Later", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = INPUT_BINDINGS
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -109,37 +108,8 @@ class HistoryInput(Input):
 class MudsimApp(App[None]):
     TITLE = "mudsim"
     AUTO_FOCUS = "#world"  # keys drive the simulation; i moves to the input line
-    CSS = """
-    #main { height: 1fr; }
-    #left { width: 1fr; min-width: 18; }
-    #world { height: 1fr; border: round $primary; }
-    #llm { height: auto; max-height: 16; border: round $secondary; }
-    #events {
-        width: 2fr; border: round $primary;
-        scrollbar-gutter: stable;  /* the width lines wrap at stays put when a scrollbar comes */
-        overflow-x: hidden;
-    }
-    #inspector { width: 1fr; min-width: 20; border: round $secondary; overflow-x: hidden; }
-    #status { height: auto; padding: 0 1; display: none; }
-    #command { dock: bottom; }
-    #prompt-view { background: $surface; padding: 0 1; }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("space", "toggle_pause", "Pause", priority=True),  # before the tree's own
-        Binding("n", "step", "Step"),
-        Binding("plus,equals_sign", "faster", "Faster"),
-        Binding("minus", "slower", "Slower"),
-        Binding("p", "prompt", "Prompt"),
-        Binding("f", "cycle_filter", "Filter"),
-        Binding("i", "focus_input", "Type"),
-        Binding("escape", "leave_input", "Keys", show=False),
-        Binding("q", "quit", "Quit"),
-        Binding("c", "cycle_cost", "Cost order", show=False),  # the LLM panel says so
-        # Textual's own: Ctrl-C only says "press ctrl+q to quit", Ctrl-Q quits at once.
-        # Here both stop as q does (everywhere, the input line and the prompt view too).
-        Binding("ctrl+c", "quit('Ctrl-C')", show=False, priority=True),
-        Binding("ctrl+q", "quit('Ctrl-Q')", show=False, priority=True),
-    ]
+    CSS_PATH = "app.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = APP_BINDINGS
 
     def __init__(
         self,
@@ -152,8 +122,12 @@ class MudsimApp(App[None]):
         turns: int | None = None,
         start_paused: bool = False,
         grace: float = SHUTDOWN_GRACE,
+        notices: Sequence[str] = (),
     ) -> None:
+        """``notices``: what the run said before the app took the terminal (the embedded
+        model used instead of a server): the event log's first lines."""
         super().__init__()
+        self.notices = list(notices)
         self.sim, self.scheduler, self.dispatcher, self.models = sim, scheduler, dispatcher, models
         self.player, self.turns, self.start_paused = player, turns, start_paused
         agents = [c.id for c in sim.world.characters.values() if c.type == "agent"]
@@ -171,6 +145,11 @@ class MudsimApp(App[None]):
         self.stop_presses = 0
         """q / Ctrl-C presses so far: 1 stops gracefully, 2 at once."""
         self._stop_key = "q"
+        self.clock = time.monotonic
+        """The stop's countdown reads this clock (a snapshot test stops it)."""
+        self.stop_deadline = 0.0
+        """When the stop's wait ends (``time.monotonic``), from the first press."""
+        self.wound_down = False
         self._wrapped_at = 0
         self.cost_order = 0
         """Which of ``COST_ORDERS`` the LLM panel's cost lines are sorted by."""
@@ -183,7 +162,8 @@ class MudsimApp(App[None]):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield Tree("World", id="world")
-                yield Static(id="llm")
+                with VerticalScroll(id="llm-box"):
+                    yield Static(id="llm")
             # min_width=1: lines wrap at the log's own width (RichLog's default renders
             # at 78 columns at least, cutting lines off in a narrower log)
             yield RichLog(id="events", wrap=True, markup=False, max_lines=HISTORY_KEPT, min_width=1)
@@ -201,7 +181,7 @@ class MudsimApp(App[None]):
             else "(no player in this world)"
         )
         yield HistoryInput(id="command", placeholder=placeholder, disabled=self.player is None)
-        yield Footer(show_command_palette=False)  # room for every key at 80 columns
+        yield Footer(show_command_palette=False, compact=True)  # every key at 80 columns
 
     def on_mount(self) -> None:
         self.sim.warn = self._warned  # stderr would scramble the screen
@@ -209,11 +189,12 @@ class MudsimApp(App[None]):
         self.scheduler.listen(self._heard)
         if self.start_paused:
             self.scheduler.pause()
+        self.query_one("#llm-box").border_title = "LLM"
+        for notice in self.notices:  # said before the app took the terminal: again here
+            self._note(notice)
         agents = sum(1 for c in self.sim.world.characters.values() if c.type == "agent")
-        you = f"i types as {self.player.name}" if self.player else "no player to type as"
-        self._note(f"{self.sim.world.name}: {agents} agents. space pauses and resumes, n steps one "
-                   f"round while paused, +/- change speed, p shows the selected agent's prompt, "
-                   f"f filters, {you}, q (or Ctrl-C) saves and quits, twice stops at once.")  # fmt: skip
+        self._note(welcome(self.sim.world.name, agents, self.player.name if self.player else None))
+        self.refresh_bindings()  # space says Resume when it starts paused
         self._refresh_panels()
         self._tick()
         self.set_interval(0.1, self._tick)
@@ -310,9 +291,10 @@ class MudsimApp(App[None]):
             self._refresh_memory_tab(mind, self.query_one("#inspector", TabbedContent).active)
         recorder = self.sim.recorder
         costs = recorder.costs if recorder is not None else {}
+        shown = self.query_one("#llm", Static)
         panel = llm_panel(self.dispatcher, self.models, costs, COST_ORDERS[self.cost_order],
-                          memory_hold(self.sim))  # fmt: skip
-        self.query_one("#llm", Static).update(Text(panel))
+                          memory_hold(self.sim), shown.size.width or None)  # fmt: skip
+        shown.update(Text(panel))
         if self.stop_presses:
             state = "stopping"
         elif self.scheduler.paused:
@@ -371,11 +353,12 @@ class MudsimApp(App[None]):
 
     # -- keys -------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Space pauses everywhere but on the input line, where it is a space; once the
+        """Space pauses (or resumes) everywhere but on the input line, where it is a
+        space; the footer shows the keys that work now (``keys.key_state``); once the
         app is stopping, nothing starts new turns (shown dimmed)."""
-        if self.stop_presses and action in HELD_WHILE_STOPPING:
-            return None
-        return not (action == "toggle_pause" and isinstance(self.focused, Input))
+        typing = isinstance(self.focused, Input)
+        return key_state(action, parameters, typing=typing, paused=self.scheduler.paused,
+                         stopping=self.stop_presses > 0)  # fmt: skip
 
     def action_toggle_pause(self) -> None:
         if self.scheduler.paused:
@@ -383,6 +366,19 @@ class MudsimApp(App[None]):
         else:
             self.scheduler.pause()
         self._refresh_panels()
+        self.refresh_bindings()  # space Pause <-> space Resume
+
+    def action_pause(self) -> None:
+        if not self.scheduler.paused:
+            self.action_toggle_pause()
+
+    def action_resume(self) -> None:
+        if self.scheduler.paused:
+            self.action_toggle_pause()
+
+    async def action_quit_typing(self) -> None:
+        """Ctrl-C on the input line (the footer shows it there): as everywhere."""
+        await self.action_quit("Ctrl-C")
 
     def action_step(self) -> None:
         if not self.scheduler.paused:
@@ -459,11 +455,14 @@ class MudsimApp(App[None]):
         self.stop_presses += 1
         if self.stop_presses == 1:
             self._stop_key = key
+            self.stop_deadline = self.clock() + self.grace
             self.scheduler.stop()
+            self.sim.leave_memory_work()  # knowledge passes and dreams: the next run's
             work = self._stop_within(self.grace)
-        elif self.stop_presses == 2:
+        elif self.stop_presses == 2:  # the first press's worker ends at once
             self.scheduler.abort()
-            work = self._stop_within(0.0)
+            self.sim.cut_memory_short()
+            work = None
         else:
             return
         if isinstance(self.screen, PromptScreen):
@@ -471,7 +470,8 @@ class MudsimApp(App[None]):
         self._show_stopping()
         self._refresh_panels()
         self.refresh_bindings()
-        self.run_worker(work, group="stop", exit_on_error=False)
+        if work is not None:
+            self.run_worker(work, group="stop", exit_on_error=False)
 
     def in_flight(self) -> tuple[int, int, int]:
         """(turns, summary calls, knowledge passes) in progress now."""
@@ -481,9 +481,10 @@ class MudsimApp(App[None]):
     def _show_stopping(self) -> None:
         if not self.stop_presses:
             return
-        turns, summaries, passes = self.in_flight()
+        turns, summaries, _ = self.in_flight()
+        left = math.ceil(max(0.0, self.stop_deadline - self.clock()))  # 30 at the press
         text = stop_message(
-            turns, summaries, passes, again=self._stop_key, at_once=self.stop_presses > 1
+            turns, summaries, left=left, again=self._stop_key, at_once=self.stop_presses > 1
         )
         status = self.query_one("#status", Static)
         status.update(Text(text, style="bold yellow"))
@@ -493,7 +494,10 @@ class MudsimApp(App[None]):
         """Turns, compactions and knowledge passes in flight get ``grace`` s (at once), then the app
         exits; the runner saves. A failure here is logged and the app exits all the same."""
         try:
-            await asyncio.gather(self.scheduler.finish(grace), self.sim.wind_down_memory(grace))
+            self.wound_down = True  # the runner does not wind down again
+            await asyncio.gather(
+                self.scheduler.finish(grace), self.sim.wind_down_memory(grace, passes=False)
+            )
         except Exception as exc:
             log.error("stopping the run failed", exc_info=exc)
         self.exit()

@@ -1,7 +1,8 @@
 """What the terminal UI shows, as plain functions of engine state (no widgets here).
 
 Events become coloured Rich ``Text`` by kind; the world becomes (room, occupants)
-rows; an agent becomes its inspector text; the dispatcher becomes the LLM panel; the
+rows; an agent becomes its inspector text; the cost per agent becomes the LLM
+panel's cost lines (``llm_panel`` has the rest of that panel); the
 work still in flight while the app stops becomes its stop message.
 """
 
@@ -16,8 +17,6 @@ from rich.text import Text
 from engine.agents.memory import MemoryStream
 from engine.agents.thinker import Thinker, Turn
 from engine.commands.knowledge import entry_lines
-from engine.llm.dispatcher import Dispatcher
-from engine.llm.metrics import seconds
 from engine.memory.knowledge import Entry
 from engine.sim.recorder import Cost
 from engine.vault.handbook_store import HandbookState
@@ -167,49 +166,22 @@ def memory_hold_lines(hold: MemoryHold | None) -> list[str]:
     return lines
 
 
-def llm_panel(dispatcher: Dispatcher | None, models: Mapping[str, str],
-              costs: Mapping[str, Cost] | None = None, order: str = "agent",
-              hold: MemoryHold | None = None) -> str:  # fmt: skip
-    if dispatcher is None:
-        return "LLM: none"
-    m = dispatcher.metrics
-    by_priority = dispatcher.queued_by_priority()
-    queue = ", ".join(f"{p.name.lower()} {n}" for p, n in by_priority.items())
-    rate = m.tokens_per_second
-    lines = [
-        f"Model: {', '.join(sorted(set(models.values()))) or '-'}",
-        f"Queue: {queue}",
-        f"In flight: {m.in_flight}",
-        f"Calls: {m.calls}, failed {m.failures}",
-        f"Tokens/s: {'-' if rate is None else f'{rate:.1f}'}",
-        f"p50 {seconds(m.p50)}, p95 {seconds(m.p95)}",
-    ]
-    lines += [f"{e.name} ({e.metrics.in_flight}/{e.slots})" for e in dispatcher.endpoints]
-    if m.last_error:
-        lines.append(f"Last error: {m.last_error}")
-    lines += memory_hold_lines(hold)
-    lines += cost_lines(costs or {}, order)
-    return "\n".join(lines)
-
-
 def counted(number: int, one: str, many: str) -> str:
     """``1 turn``, ``0 turns``, ``2 summaries``."""
     return f"{number} {one if number == 1 else many}"
 
 
 def stop_message(
-    turns: int, summaries: int, passes: int = 0, *, again: str = "q", at_once: bool = False
+    turns: int, summaries: int, *, left: float, again: str = "q", at_once: bool = False
 ) -> str:
-    """What the app says while it stops: the turns, summaries and knowledge passes it is
-    waiting for (passes only when there are any), and how to stop at once (``again``:
-    the key that began the stop)."""
+    """What the app says while it stops: the turns and summaries it is waiting for, the
+    seconds left of that wait (``left``), that knowledge passes are left for the next
+    run, and how to stop at once (``again``: the key that began the stop)."""
     work = f"{counted(turns, 'turn', 'turns')} and {counted(summaries, 'summary', 'summaries')}"
-    if passes:
-        work = work.replace(" and ", ", ", 1)
-        work += f" and {counted(passes, 'knowledge pass', 'knowledge passes')}"
     if at_once:
         return f"Stopping now: cutting short {work}..."
-    return f"Stopping: finishing {work}... press {again} again to stop now"
+    return (f"Stopping: finishing {work} ({left:.0f} s left; knowledge passes wait for the "
+            f"next run)... press {again} again to stop now")  # fmt: skip
 
 
 def knowledge_text(name: str, bank: Sequence[Entry] | str, last: PassRecord | None,

@@ -8,10 +8,12 @@ the app closes, compactions in progress get their bounded wait and the vault is 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 
-from engine.sim.run import SHUTDOWN_GRACE, RunOptions, connect, make_thinkers
+from engine.sim.run import RunOptions, connect, make_thinkers
+from engine.sim.run_ending import SHUTDOWN_GRACE
 from engine.sim.scheduler import Scheduler
 from engine.sim.simulation import LLMLink, Simulation
 from engine.tui.app import MudsimApp
@@ -25,21 +27,30 @@ async def build_app(sim: Simulation, options: RunOptions, environ: Mapping[str, 
         if options.as_name is None
         else sim.character(options.as_name)
     )
-    dispatcher, models = await connect(sim, options, environ)
+    notices: list[str] = []
+
+    def notice(line: str) -> None:  # on stderr as before, and in the app (its screen hides stderr)
+        print(f"mudsim: {line}", file=sys.stderr, flush=True)
+        notices.append(line)
+
+    dispatcher, models = await connect(sim, options, environ, notice=notice)
     names = {sim.world.characters[a].name: m for a, m in models.items()}
     thinkers = make_thinkers(sim, models, options.seed)
     sim.llm = LLMLink(dispatcher, names, thinkers)
     scheduler = Scheduler(sim, sim.recorded(dispatcher), thinkers, seed=options.seed)
-    return MudsimApp(sim, scheduler, dispatcher, names, player=player, turns=options.turns)
+    return MudsimApp(sim, scheduler, dispatcher, names, player=player, turns=options.turns,
+                     notices=notices)  # fmt: skip
 
 
 async def close_app(app: MudsimApp) -> None:
-    """After the app: turns and compactions in progress get their bounded wait, then save."""
-    await app.scheduler.finish(SHUTDOWN_GRACE)
-    await app.sim.wind_down_memory(SHUTDOWN_GRACE)
+    """After the app: turns and compactions in progress get their bounded wait (unless the
+    app's stop gave them theirs), then save."""
+    if not app.wound_down:  # the app ended otherwise than by q (an error, a test's exit)
+        await app.scheduler.finish(SHUTDOWN_GRACE)
+        await app.sim.wind_down_memory(SHUTDOWN_GRACE, passes=False)
     await app.sim.supervisor.aclose()
-    if app.dispatcher is not None:
-        await app.dispatcher.aclose(grace=1.0)
+    if app.dispatcher is not None:  # a second q waits for no call
+        await app.dispatcher.aclose(grace=0.0 if app.stop_presses > 1 else 1.0)
     await app.sim.checkpoint()
     app.sim.end_record("stopped")
 

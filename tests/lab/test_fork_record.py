@@ -10,6 +10,7 @@ the vault's ``config/llm.md``."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,12 +96,19 @@ def test_a_forks_live_calls_name_their_endpoint_and_model_and_its_cost_is_theirs
 ) -> None:
     new = tmp_path / "fork"
     code = _fork(parent, new)
-    assert code == 0, capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert code == 0, err
     calls = read_tape(_only_run(new) / CALLS)
     own = [c for c in calls if not c.get("replayed")]
     replayed = [c for c in calls if c.get("replayed")]
     assert own
     assert replayed
+    # the fork's summary counts its own calls, its own time, and prices them per agent
+    run_summary, cost = out.splitlines()[-2:]
+    assert f", {len(own)} LLM calls (" in run_summary
+    assert not run_summary.endswith(" 0.0 s in all.")
+    assert cost.startswith("Cost per agent: ")
+    assert sum(int(n) for n in re.findall(r"(\d+) calls?\b", cost)) == len(own)
     assert {c["endpoint"] for c in own} == {parent.b.url}  # not "tape:"
     assert {c["endpoint"] for c in replayed} == {"tape:"}
     assert "tiny2" in {c["model"] for c in own if c["kind"] == "turn"}

@@ -6,7 +6,12 @@ keeps the first turns and goes its own way after them."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +19,7 @@ from typing import Any
 import pytest
 
 from engine.cli import main
-from engine.llm.stub_server import FaultSchedule, StubOllama
+from engine.llm.stub_server import FaultSchedule, StubOllama, is_knowledge_prompt
 from engine.vault.run_store import CALLS, EVENTS, manifest, read_tape, runs
 
 WORLD = """\
@@ -290,3 +295,41 @@ def test_a_forks_record_replays_byte_identical(
     assert manifest(again) == json.loads((fork.folder / "end.json").read_text())
     (replay,) = runs(again)
     assert _events(replay.folder)[:-1] == _events(fork.folder)[:-1]
+
+
+def test_a_run_stopped_by_ctrl_c_with_passes_in_flight_replays_byte_identical(
+    tmp_path: Path, stub: StubOllama, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """A first Ctrl-C cuts the knowledge passes in progress at once (issue 32): the record
+    says where, and the replay cuts them at the same place."""
+    monkeypatch.delenv("MUDSIM_LLM_URL", raising=False)
+    world, vault = tmp_path / "three.yaml", tmp_path / "vault"
+    world.write_text(WORLD.replace("immediate_window: 4", "think_interval: 0.3, "
+                                   "immediate_window: 4"), encoding="utf-8")  # fmt: skip
+    config = vault / "config"
+    config.mkdir(parents=True)
+    (config / "memory_compaction.md").write_text("---\nconsolidate_every: 4\n---\n")
+    endpoint = f"{{url: '{stub.url}', kind: ollama, model: tiny, slots: 4}}"
+    (config / "llm.md").write_text(f"---\nendpoints: [{endpoint}]\n---\n")
+    stub.knowledge_delay = 60  # passes that will not end by themselves
+    process = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli", "run", str(world), "--vault", str(vault),
+         "--headless", "--seed", "3"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not any(is_knowledge_prompt(b) for b in stub.requests) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert re.search(r"knowledge pass(es)? left for the next run", err), err
+    (run,) = runs(vault)
+    kinds = [event["kind"] for event in _events(run.folder)]
+    assert "leave-memory-work" in kinds
+    stub.stop()
+    code = main(["replay", str(run.folder), "--vault", str(tmp_path / "replayed")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "byte-identical" in out

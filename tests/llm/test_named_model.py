@@ -80,3 +80,42 @@ def test_a_sweep_over_two_models_with_no_server_fails_both_runs_naming_the_model
         "qwen3:4b",
         "gemma3:4b",
     }
+
+
+def test_a_sweep_row_naming_a_model_the_embedded_backend_lacks_fails_naming_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MUDSIM_LLM_URL")
+    sweep = tmp_path / "local.yaml"
+    sweep.write_text(
+        f"world: {REPO / 'worlds' / 'pocket.yaml'}\nturns: 1\nllm: local\n"
+        "grid:\n  model: [qwen3:4b]\n",
+        encoding="utf-8",
+    )
+    done = mudsim("sweep", sweep, "--out", tmp_path / "out")
+    (row,) = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("result.json")]
+    assert row["status"] == "failed", done.stderr
+    assert "--model qwen3:4b is not the embedded model (smollm2:135m)" in row["error"]
+
+
+def test_a_run_through_serve_llm_is_treated_as_the_embedded_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server whose /api/version says it is ``mudsim serve-llm`` runs the embedded model:
+    the run keeps its prompts small and writes handbooks by the rules, as in-process."""
+    from engine.cli import main
+    from engine.llm.connect import SERVED_EMBEDDED
+    from engine.llm.stub_server import StubOllama
+    from engine.vault.run_store import runs
+
+    for version, embedded in (("0.0.0-stub", False), (SERVED_EMBEDDED, True)):
+        with StubOllama(["look"], models=["smollm2:135m"]) as server:
+            server.version = version
+            vault = tmp_path / version
+            code = main(["run", str(REPO / "worlds" / "demo.yaml"), "--vault", str(vault),
+                         "--headless", "--turns", "1", "--llm", server.url,
+                         "--model", "smollm2:135m"])  # fmt: skip
+            assert code == 0, capsys.readouterr().err
+        (run,) = runs(vault)
+        assert run.meta()["embedded"] is embedded
+        assert run.meta()["local"] is False

@@ -41,7 +41,8 @@ def test_a_headless_run_of_the_demo_world(
                           "--llm", stub.url, "--model", "tiny", "--seed", "1")  # fmt: skip
     assert code == 0, err
     lines = out.splitlines()
-    assert all(re.match(r"^\[The (Lobby|Garden|Library|Attic)\] ", line) for line in lines[:-2])
+    assert lines[0] == f"Demo: 2 agents, thinking with {stub.url} tiny."
+    assert all(re.match(r"^\[The (Lobby|Garden|Library|Attic)\] ", line) for line in lines[1:-2])
     assert 'Eliza says, "Good morning."' in out
     assert "to be friendly" not in out  # the reason is private
     assert "deep in thought" not in out  # ambient lines are left out of the narrative
@@ -212,6 +213,68 @@ def test_ctrl_c_stops_gracefully_and_saves(stub: StubOllama, tmp_path: Path) -> 
     assert (vault / "world" / "world.yaml").exists()
 
 
+def _start_and_press(stub: StubOllama, vault: Path) -> tuple[subprocess.Popen[str], list[str]]:
+    """A real-time headless run, given a first Ctrl-C once a turn is in flight; what it
+    said up to its stop line."""
+    env = {**os.environ, "MUDSIM_LLM_URL": stub.url, "MUDSIM_MODEL": "tiny"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli", "run", str(DEMO), "--vault", str(vault), "--headless"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not stub.requests and time.monotonic() < deadline:
+        time.sleep(0.02)  # real time: the first turns come within one 6 s interval
+    assert stub.requests, "no turn was asked for"
+    process.send_signal(signal.SIGINT)
+    assert process.stderr is not None
+    said: list[str] = []
+    while not any(line.startswith("mudsim: stopping") for line in said):
+        line = process.stderr.readline()
+        assert line, f"the run ended without saying it stops: {said}"
+        said.append(line)
+    return process, said
+
+
+def test_a_first_ctrl_c_waits_for_the_turn_in_flight_counting_down_and_starts_no_pass(
+    stub: StubOllama, tmp_path: Path
+) -> None:
+    stub.delay = 7.0  # a slow model: the turn in flight outlasts the first countdown line
+    stub.knowledge = [FACT] * 10
+    vault = tmp_path / "vault"
+    process, said = _start_and_press(stub, vault)
+    out, err = process.communicate(timeout=40)
+    assert process.returncode == 0, err
+    assert re.search(r"mudsim: stopping: waiting at most 30 s for [12] turns? in progress "
+                     r"\(Ctrl-C again to stop at once\)", said[-1]), said  # fmt: skip
+    assert re.search(r"mudsim: still waiting for [12] turns? \(2\d s left;", err), err
+    assert "Traceback" not in err
+    # the passes a finished run would start are left for the next run: none was asked for
+    assert not [body for body in stub.requests if is_knowledge_prompt(body)]
+    assert "knowledge pass" not in out
+    assert re.search(r"Run summary: 2 agents, [12] turns \(0 skipped\)", out), out
+    record = json.loads(next((vault / "runs").glob("*/run.json")).read_text())
+    assert record["reason"] == "stopped"
+
+
+def test_a_second_ctrl_c_cuts_the_turns_in_flight_short_and_still_saves(
+    stub: StubOllama, tmp_path: Path
+) -> None:
+    stub.delay = 9.0  # a turn that would hold a first Ctrl-C for 9 s
+    vault = tmp_path / "vault"
+    process, _ = _start_and_press(stub, vault)
+    asked = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=40)
+    assert time.monotonic() - asked < 5, err  # not the turn's 9 s
+    assert process.returncode == 0, err
+    assert re.search(r"mudsim: stopping now: cutting short [12] turns?", err), err
+    assert "Traceback" not in err
+    assert "Run summary: 2 agents, 0 turns" in out  # cut short: no turn was taken
+    assert (vault / "world" / "world.yaml").exists()
+    record = json.loads(next((vault / "runs").glob("*/run.json")).read_text())
+    assert record["reason"] == "stopped"
+
+
 LONELY = """\
 name: Lonely
 rooms:
@@ -318,7 +381,7 @@ def test_ctrl_c_while_a_finished_run_waits_for_its_passes_leaves_them_for_the_ne
     out, err = process.communicate(timeout=20)
     assert process.returncode == 0, err
     assert time.monotonic() - asked < 10  # not the 120 s the passes would take
-    assert "mudsim: leaving 2 knowledge passes for the next run" in err
+    assert "mudsim: stopping now: leaving 2 knowledge passes for the next run" in err
     assert "Traceback" not in err
     assert "Run summary: 2 agents, 2 turns" in out
     assert _bank(vault, "Eliza") == []  # a cut pass wrote nothing
@@ -328,3 +391,31 @@ def test_ctrl_c_while_a_finished_run_waits_for_its_passes_leaves_them_for_the_ne
     again = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
     assert again.returncode == 0, again.stderr
     assert _bank(vault, "Eliza")
+
+
+def test_the_narrative_leaves_out_agents_pausing_to_think_unless_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flags = [str(DEMO), "--headless", "--turns", "2", "--llm", "fake:emote smiles."]
+    code, out, err = _run(capsys, *flags, "--vault", str(tmp_path / "a"))
+    assert code == 0, err
+    assert "Eliza smiles." in out
+    assert "deep in thought" not in out
+    events = (next((tmp_path / "a" / "runs").glob("*/events.jsonl"))).read_text()
+    assert "pauses, deep in thought" in events  # still recorded
+    code, out, err = _run(capsys, *flags, "--vault", str(tmp_path / "b"), "--show-thinking")
+    assert code == 0, err
+    assert "[The Garden] Eliza pauses, deep in thought..." in out
+
+
+def test_the_first_headless_line_says_which_backend_and_model_think(
+    stub: StubOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(capsys, str(DEMO), "--vault", str(tmp_path / "a"), "--headless",
+                          "--turns", "1", "--llm", "fake:look")  # fmt: skip
+    assert code == 0, err
+    assert out.splitlines()[0] == "Demo: 2 agents, thinking with fake (scripted)."
+    code, out, err = _run(capsys, str(DEMO), "--vault", str(tmp_path / "b"), "--headless",
+                          "--turns", "1", "--llm", stub.url, "--model", "tiny")  # fmt: skip
+    assert code == 0, err
+    assert out.splitlines()[0] == f"Demo: 2 agents, thinking with {stub.url} tiny."

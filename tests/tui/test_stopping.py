@@ -6,6 +6,7 @@ the turns and the summary in flight are real ones, on a real vault in ``tmp_path
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -16,6 +17,16 @@ from engine.tui.app import MudsimApp, PromptScreen
 from engine.tui.runner import close_app
 from engine.vault.journal_reader import read_records
 
+STOP = re.compile(r"Stopping: finishing (.+) \((\d+) s left; knowledge passes wait for the "
+                  r"next run\)\.\.\. press (\S+) again to stop now")  # fmt: skip
+
+
+def _stop(app: MudsimApp) -> tuple[str, int, str]:
+    """What the stop message waits for, the seconds it says are left, and the key."""
+    shown = STOP.fullmatch(status_text(app))
+    assert shown is not None, status_text(app)
+    return shown[1], int(shown[2]), shown[3]
+
 
 async def test_q_counts_down_the_work_in_flight_until_the_app_exits(tmp_path: Path) -> None:
     model = GatedModel()
@@ -25,11 +36,12 @@ async def test_q_counts_down_the_work_in_flight_until_the_app_exits(tmp_path: Pa
         assert status_text(app) == ""
         await pilot.press("q")
         await pilot.pause()
-        shown = "Stopping: finishing 2 turns and 1 summary... press q again to stop now"
-        assert status_text(app) == shown
+        waiting, left, key = _stop(app)
+        assert (waiting, key) == ("2 turns and 1 summary", "q")
+        assert 29 <= left <= 30
         assert "stopping" in app.sub_title
-        await pilot.pause(0.7)  # the panels refresh every 0.5 s: the message stays
-        assert status_text(app) == shown
+        await until(lambda: _stop(app)[1] < left)  # the panels refresh: it counts down
+        assert _stop(app)[0] == "2 turns and 1 summary"
         assert "stopping" in app.sub_title
         await pilot.press("n")  # no new round once stopping
         await pilot.pause()
@@ -110,9 +122,7 @@ async def _stop_key_test(app: MudsimApp, model: GatedModel, key: str, shown_key:
         await pilot.press(key)
         await pilot.pause(0.3)
         assert not isinstance(app.screen, PromptScreen)
-        assert status_text(app) == (
-            f"Stopping: finishing 2 turns and 1 summary... press {shown_key} again to stop now"
-        )
+        assert _stop(app)[0::2] == ("2 turns and 1 summary", shown_key)
         assert app.return_code is None  # not Textual's quit: the work in flight is waited for
         assert app.scheduler.stopping
         await pilot.press("i")  # on the input line too, the key still stops
@@ -139,34 +149,26 @@ async def test_with_nothing_in_flight_q_exits_at_once(tmp_path: Path) -> None:
         await pilot.pause()
         await pilot.press("q")
         await until(lambda: app.return_code is not None, limit=2.0)
-        assert status_text(app) == (
-            "Stopping: finishing 0 turns and 0 summaries... press q again to stop now"
-        )
+        assert _stop(app)[0] == "0 turns and 0 summaries"
     await close_app(app)
     app.sim.close()
 
 
-async def test_the_stop_waits_for_the_knowledge_passes_it_starts_and_says_so(
-    tmp_path: Path,
-) -> None:
+async def test_the_stop_leaves_the_knowledge_passes_for_the_next_run(tmp_path: Path) -> None:
     model = GatedModel()
     app = hall_app(tmp_path, model, knowledge=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await hold_work(app, model, pilot)
         await pilot.press("q")
-        await until(lambda: model.held("consolidator") == 2)  # Ada's and Bo's extractions
-        await until(lambda: "and 2 knowledge passes" in status_text(app))
-        assert status_text(app).startswith("Stopping: finishing 2 turns, 1 summary and 2 ")
+        await pilot.pause()
+        assert _stop(app)[0] == "2 turns and 1 summary"  # no knowledge pass is waited for
         model.release("actor", "say Done.")
         model.release("actor", "say Me too.")
         model.release("summarizer", "Pat greeted the hall four times, one word at a time.")
-        model.release("consolidator", "[]")
-        await until(lambda: "0 summaries and 1 knowledge pass..." in status_text(app))
-        assert app.return_code is None  # still waiting for the last pass
-        model.release("consolidator", "[]")
         await until(lambda: app.return_code is not None)
     await close_app(app)
+    assert not model.waiting["consolidator"]  # no pass was asked for by the stop
     for agent in ("Ada", "Bo"):
-        records = list((tmp_path / "vault" / "agents" / agent / "knowledge" / "passes").glob("*"))
-        assert len(records) == 1, agent  # each pass ended and was recorded: nothing learned
+        passes = tmp_path / "vault" / "agents" / agent / "knowledge" / "passes"
+        assert not list(passes.glob("*")), agent  # left for the next run
     app.sim.close()

@@ -33,7 +33,6 @@ from engine.llm.connect import (
     settle_default,
 )
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
-from engine.llm.local import MODEL_NAME as LOCAL_MODEL
 from engine.llm.request import LLMRequest, Priority
 from engine.memory.record import MemoryRecord
 from engine.memory.secrets import redact
@@ -71,7 +70,7 @@ async def answerer(llm: str | None, model: str | None, seed: int, sim: Simulatio
         print(f"mudsim: {line}", file=sys.stderr, flush=True)
 
     choice = await settle_default(choose_llm(llm, environ, sim.settings.llm), notice)
-    name = LOCAL_MODEL if choice.local else choose_model(model, environ, sim.settings.llm)
+    name = choice.embedded_model if choice.local else choose_model(model, environ, sim.settings.llm)
     dispatcher = build_dispatcher(choice, retry=RetryPolicy(deadline=sim.settings.llm.timeout))
     try:
         await check_endpoints(dispatcher, [name], int(sim.actor_options["num_ctx"]))
