@@ -215,7 +215,7 @@ def test_a_headless_fork_whose_turns_are_done_waits_for_its_last_knowledge_passe
     recorded: Path, tmp_path: Path, stub: StubOllama, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    monkeypatch.setattr("engine.sim.run.SHUTDOWN_GRACE", 0.05)  # what a stopped run gives
+    monkeypatch.setattr("engine.sim.run_ending.SHUTDOWN_GRACE", 0.05)  # what a stopped run gives
     stub.knowledge = KNOWLEDGE * 6
     stub.knowledge_delay = 0.4
     new = tmp_path / "fork"

@@ -346,7 +346,7 @@ def test_a_run_whose_turns_are_done_waits_for_its_last_knowledge_passes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     # passes slower than the grace a stopped run gives them: a batch run waits for them
-    monkeypatch.setattr("engine.sim.run.SHUTDOWN_GRACE", 0.05)
+    monkeypatch.setattr("engine.sim.run_ending.SHUTDOWN_GRACE", 0.05)
     stub.knowledge = [FACT] * 10
     stub.knowledge_delay = 0.4
     vault = tmp_path / "vault"
