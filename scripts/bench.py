@@ -132,9 +132,11 @@ def play_main(argv: list[str]) -> int:
     parser.add_argument("--world", type=Path, default=TRIO, help="default: worlds/trio.yaml")
     parser.add_argument("--knowledge-tokens", type=int, default=None, metavar="N",
                         help="the actor's knowledge_tokens (0: no retrieval section)")  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="print only the JSON object")
     args = parser.parse_args(argv)
-    print(f"mudsim play bench: {args.llm}, {args.turns} turns, seed {args.seed}, "
-          f"python {sys.version.split()[0]}, {os.cpu_count()} cores", flush=True)  # fmt: skip
+    if not args.json:
+        print(f"mudsim play bench: {args.llm}, {args.turns} turns, seed {args.seed}, "
+              f"python {sys.version.split()[0]}, {os.cpu_count()} cores", flush=True)  # fmt: skip
     result = asyncio.run(
         play(
             args.llm,
@@ -146,7 +148,7 @@ def play_main(argv: list[str]) -> int:
             knowledge_tokens=args.knowledge_tokens,
         )
     )
-    for key, value in result.items():
+    for key, value in () if args.json else result.items():
         print(f"  play       {key:32} {value:>12,.2f}")
     print(json.dumps({"play": result}))
     return 0

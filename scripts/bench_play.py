@@ -10,8 +10,14 @@
 Reported:
 
 - ``sensible_pct``: turns that ran a valid command that is not a no-op, not one of the
-  agent's last three commands, and not a note whose title is not words
-  (``engine.agents.play_quality``); ``verb_<verb>_pct`` for each verb run;
+  agent's last three commands, not a note whose title is not words, and not speech
+  that fails the speech check (``engine.agents.play_quality``); ``verb_<verb>_pct`` for each verb run;
+- ``say_with_others_pct``: of the turns taken while someone else was in the agent's
+  room (when its turn's first call went out), the share that ran a ``say`` (target 15);
+- ``speech_pass_pct``: the ``say``/``emote`` lines that pass the speech check
+  (``engine.agents.speech_check``: no prompt markup, nothing copied from the prompt's
+  instructions, 80% dictionary words, not one of the agent's last five; target 85),
+  and ``speech_lines``, how many there were;
 - ``summaries_accepted_pct``: summarizer replies the quality gate accepted;
 - ``prompt_tokens_start`` / ``_end``: median prompt tokens of the first and last ten turns;
 - ``prefix_reuse_pct``: the share of the turns' prompt tokens the model did not evaluate
@@ -32,13 +38,20 @@ import statistics
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.agents.play_quality import judge_turn
 from engine.agents.reply import repeat_key
-from engine.agents.thinker import Turn
+from engine.agents.speech_check import (
+    SPEECH_VERBS,
+    Instructions,
+    check_speech,
+    instruction_lines,
+)
+from engine.agents.thinker import Thinker, Turn
 from engine.commands import parse_line
 from engine.llm.dispatcher import Dispatcher
 from engine.llm.request import Generation, LLMRequest
@@ -60,11 +73,15 @@ class Recorder:
     """Passes calls to the dispatcher and keeps what each one cost."""
 
     dispatcher: Dispatcher
+    company: Callable[[str], bool] = lambda agent: False
+    """Whether someone else is in the named agent's room now."""
     calls: list[dict[str, Any]] = field(default_factory=list)
     pending: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     """Agent name -> its actor calls since its last turn ended."""
 
     async def generate(self, request: LLMRequest) -> Generation:
+        turn_starts = request.role == "actor" and request.agent and not self.pending[request.agent]
+        company = self.company(request.agent) if turn_starts and request.agent else None
         generation = await self.dispatcher.generate(request)
         call = {
             "role": request.role,
@@ -77,6 +94,7 @@ class Recorder:
         }
         self.calls.append(call)
         if request.role == "actor" and request.agent:
+            call["company"] = company
             self.pending[request.agent].append(call)
         return generation
 
@@ -85,8 +103,12 @@ class Recorder:
 class TurnLog:
     sim: Simulation
     recorder: Recorder
+    thinkers: dict[str, Thinker] = field(default_factory=dict)
+    """Agent name -> its thinker (whose last prompt the speech check reads)."""
     turns: list[dict[str, Any]] = field(default_factory=list)
     keys: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    speech: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    """Agent name -> its say/emote texts so far."""
 
     def __call__(self, happening: Happening) -> None:
         if isinstance(happening, Turn):
@@ -101,13 +123,24 @@ class TurnLog:
             verb = resolved.command.key if resolved.command else parsed.verb
         key = repeat_key(turn.command) if turn.command else None
         ok = turn.result is not None and turn.result.ok and turn.error is None
+        thinker = self.thinkers.get(turn.agent)
+        prompt = thinker.last_prompt if thinker and thinker.last_prompt else ""
+        instructions = Instructions.of(instruction_lines(prompt))
+        argument = parsed.args if parsed else ""
+        recent_speech = self.speech[turn.agent]
         verdict = judge_turn(
             verb if turn.command else None,
-            parsed.args if parsed else "",
+            argument,
             ok=ok,
             key=key,
             recent_keys=self.keys[turn.agent],
+            instructions=instructions,
+            recent_speech=recent_speech,
         )
+        speech = None
+        if turn.command and verb in SPEECH_VERBS:
+            speech = check_speech(argument, instructions, recent_speech).why
+            recent_speech.append(argument)
         if key is not None:
             self.keys[turn.agent].append(key)
         return {
@@ -116,12 +149,15 @@ class TurnLog:
             "verb": verb if turn.command else None,
             "result": turn.result.text if turn.result else turn.error,
             "verdict": verdict.why,
+            "speech": speech,
             "sensible": verdict.sensible,
             "asks": turn.asks,
+            "fell_back": turn.fell_back,
             "seconds": sum(c["seconds"] for c in calls),
             "prompt_tokens": calls[-1]["prompt_tokens"] if calls else 0,
             "cached_tokens": calls[-1]["cached_tokens"] if calls else 0,
             "replies": [c["reply"] for c in calls],
+            "company": bool(calls and calls[0].get("company")),
         }
 
 
@@ -144,13 +180,13 @@ async def _session(
         started = time.perf_counter()
         dispatcher, models = await connect(sim, options, {})
         load_s = time.perf_counter() - started
-        recorder = Recorder(dispatcher)
+        recorder = Recorder(dispatcher, company=lambda agent: _company(sim, agent))
         sim.compactor.llm = recorder
         thinkers = make_thinkers(sim, models, seed)
         names = {sim.world.characters[a].name: m for a, m in models.items()}
         sim.llm = LLMLink(dispatcher, names, thinkers)
         scheduler = Scheduler(sim, recorder, thinkers, seed=seed, speed=FAST)
-        log = TurnLog(sim, recorder)
+        log = TurnLog(sim, recorder, {t.name: t for t in thinkers.values()})
         scheduler.listen(log)
         started = time.perf_counter()
         try:
@@ -175,6 +211,14 @@ async def _session(
         }
     finally:
         sim.close()
+
+
+def _company(sim: Simulation, agent: str) -> bool:
+    """Whether anyone but ``agent`` (a character's name) is in its room."""
+    for character in sim.world.characters.values():
+        if character.name == agent:
+            return bool(sim.world.characters_in(character.location, besides=character))
+    return False
 
 
 def _pct(part: float, whole: float) -> float:
@@ -210,8 +254,16 @@ async def play(
     tokens = [r["prompt_tokens"] for r in records if r["prompt_tokens"]]
     accepted = run["summary_calls"] - run["summaries_rejected"]
     first = after.turns[0] if after.turns else {"seconds": float("nan")}
+    with_company = [r for r in records if r["company"]]
+    speech = [r for r in records if r["speech"] is not None]
     out: dict[str, float] = {
         "turns": len(records),
+        "say_with_others_pct": _pct(
+            sum(r["verb"] == "say" for r in with_company), len(with_company)
+        ),
+        "speech_pass_pct": _pct(sum(r["speech"] == "passes" for r in speech), len(speech)),
+        "speech_lines": len(speech),
+        "speech_fallbacks": sum(r["fell_back"] for r in records),
         "sensible_pct": _pct(sum(r["sensible"] for r in records), len(records)),
         **{f"verb_{v}_pct": _pct(n, len(records)) for v, n in verbs.most_common()},
         **{

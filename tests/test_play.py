@@ -197,7 +197,10 @@ def test_agents_keep_thinking_while_the_player_types(
     for agent in ("Ada", "Bo"):
         turns = [m["command"] for m in _journal(vault_dir, agent) if m["kind"] == "result"]
         assert len(turns) == 2, agent
-        assert set(turns) <= {STUB_SAY, "look"}
+        # the stub's two replies in turn; a line that would repeat the agent's last one
+        # is asked again, then falls back to a move of the prompt's examples
+        assert STUB_SAY in turns or "look" in turns, agent
+        assert turns.count(STUB_SAY) <= 1, agent
     heard = [m["text"] for m in _journal(vault_dir, "Ada") if m["kind"] == "observation"]
     assert 'Pat says, "Good morning, Ada."' in heard
     mine = [m["command"] for m in _journal(vault_dir, "Pat") if m["kind"] == "result"]

@@ -16,7 +16,10 @@ A line may end in ``" | reason"``, the private reason the command parser splits 
 
 Free text is words of letters (Latin, Greek, Cyrillic, CJK, kana, Hangul) with a
 trailing mark at most: no digits, no quotes, no ``~`` or ``>``, so a small model can
-neither write digit strings nor copy the transcript's markup (``~Ash>``). A room view
+neither write digit strings nor copy the transcript's markup (``~Ash>``, ``## ...``,
+``[topic]``, ``<exit>``). Speech (``say``, ``emote``) is words of Latin letters only: the
+world speaks English, and a small model drifts into other scripts (``эта острона``)
+when it may. A room view
 can also hold what this agent should not do now (``avoid``: its recent commands, which
 leave the grammar when they are names to choose, ``rest``: verbs on a cool-down) and
 ``title_words``: the words a note title is made of (the situation's own words).
@@ -41,10 +44,14 @@ TITLE_WORDS_MAX = 2
 _UNSAYABLE = frozenset("\n|")
 """A name holding these cannot be written on one command line."""
 
-Free = Literal["text", "title"]
+Free = Literal["text", "title", "speech"]
+SPEECH_VERBS = frozenset({"say", "emote"})
+"""Commands whose text is speech (``Free`` ``speech``)."""
 
 _LETTERS = "A-Za-zÀ-ÖØ-öø-ɏͰ-ϿЀ-ӿ぀-ヿ一-鿿가-힯"
+_LATIN = "A-Za-zÀ-ÖØ-öø-ÿ"
 _WORD = f"[{_LETTERS}][{_LETTERS}'’]{{0,{WORD_MAX - 2}}}[.,!?]?"
+_SPOKEN = f"[{_LATIN}][{_LATIN}'’]{{0,{WORD_MAX - 2}}}[.,!?]?"
 _TITLE_WORD = f"[{_LETTERS}][{_LETTERS}'’]{{0,{WORD_MAX - 1}}}"
 
 
@@ -59,11 +66,13 @@ def _regex_words(word: str, most: int) -> str:
 # Free-text classes, written once for GBNF and once for regular expressions.
 _GBNF_RULES = {
     "text": _gbnf_words(_WORD, WORDS_MAX),
+    "speech": _gbnf_words(_SPOKEN, WORDS_MAX),
     "title": _gbnf_words(_TITLE_WORD, TITLE_WORDS_MAX),
     "reason": _gbnf_words(_WORD, WORDS_MAX // 2),
 }
 _REGEX_RULES = {
     "text": _regex_words(_WORD, WORDS_MAX),
+    "speech": _regex_words(_SPOKEN, WORDS_MAX),
     "title": _regex_words(_TITLE_WORD, TITLE_WORDS_MAX),
     "reason": _regex_words(_WORD, WORDS_MAX // 2),
 }
@@ -118,6 +127,8 @@ def command_shapes(commands: Iterable[Command], view: RoomView) -> tuple[Shape, 
         for index, arg in enumerate(command.args):
             after_title = index > 0 and command.args[index - 1].kind is ArgKind.TITLE
             slot = _slot(arg.kind, view, arg.optional, " -> " if after_title else " ")
+            if slot is not None and slot.free == "text" and command.key in SPEECH_VERBS:
+                slot = Slot(slot.choices, "speech", slot.optional, slot.lead, slot.words)
             if slot is None and not arg.optional:
                 break
             if slot is not None:

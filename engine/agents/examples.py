@@ -4,6 +4,11 @@ Base models copy a pattern better than they follow an instruction, so the prompt
 a few good moves that fit where the agent stands: a word to someone here, a look at a
 thing, a way out, a gesture. They rotate with the turn and skip the agent's recent
 commands, so copying one is still a new, valid move.
+
+When someone else is here, two of the three are short, plain sentences addressed to
+them by name (one first, one last), so a small model's most likely move is to speak,
+and to speak the way people do: no headings, brackets or prompt labels in them, only
+words (``engine.agents.speech_check`` holds speech to that).
 """
 
 from __future__ import annotations
@@ -21,6 +26,16 @@ _GREETINGS = (
     "say It is good to see you, {name}.",
     "say {name}, shall we talk for a while?",
     "say Tell me about your day, {name}.",
+    "say What a lovely morning, {name}.",
+    "say {name}, what are you thinking about?",
+)
+_ABOUT = (
+    "say {name}, have you seen {thing}?",
+    "say Look at {thing}, {name}.",
+    "say {name}, do you like {room}?",
+    "say I am glad to be in {room}, {name}.",
+    "say {name}, what do you think of {thing}?",
+    "say Do you know {room} well, {name}?",
 )
 _ALONE = (
     "emote looks around {room}.",
@@ -49,20 +64,31 @@ def _pick(options: Sequence[str], turn: int, avoid: frozenset[str]) -> str | Non
     return None
 
 
+def _definite(name: str) -> str:
+    """``a copper kettle`` -> ``the copper kettle``: what one says of a thing in sight."""
+    article, _, rest = name.partition(" ")
+    return f"the {rest}" if article.lower() in ("a", "an", "some") and rest else name
+
+
 def example_turns(situation: Situation, turn: int) -> list[str]:
     """Up to ``EXAMPLES`` command lines that would be good moves now, varied by ``turn``."""
     s = situation
+    room = "the " + s.room[4:] if s.room.startswith("The ") else s.room
     candidates: list[str | None] = []
-    if s.people:
-        person = s.people[turn % len(s.people)]
-        greetings = [g.format(name=person) for g in _GREETINGS]
-        candidates.append(_pick(greetings, turn, s.avoid))
     if s.things:
         candidates.append(_pick([f"examine {t}" for t in s.things], turn, s.avoid))
     if s.exits:
         candidates.append(_pick([f"go {e}" for e in s.exits], turn, s.avoid))
-    room = "the " + s.room[4:] if s.room.startswith("The ") else s.room
     candidates.append(_pick([a.format(room=room) for a in _ALONE], turn, s.avoid))
     lines = [line for line in candidates if line]
     shift = turn % len(lines) if lines else 0
-    return (lines[shift:] + lines[:shift])[:EXAMPLES]
+    lines = lines[shift:] + lines[:shift]
+    if not s.people:
+        return lines[:EXAMPLES]
+    person = s.people[turn % len(s.people)]
+    thing = _definite(s.things[turn % len(s.things)]) if s.things else room
+    greetings = [g.format(name=person) for g in _GREETINGS]
+    about = [a.format(name=person, thing=thing, room=room) for a in _ABOUT]
+    first, last = _pick(greetings, turn, s.avoid), _pick(about, turn, s.avoid)
+    speech = [line for line in (first, last) if line]
+    return (speech[:1] + lines[: EXAMPLES - len(speech)] + speech[1:])[:EXAMPLES]

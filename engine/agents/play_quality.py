@@ -1,7 +1,8 @@
 """Is a turn sensible play? (pure, no I/O) — the measure ``scripts/bench.py play`` reports.
 
 A turn is sensible when it ran a valid command that is not a no-op, is not one of the
-agent's last three commands, and, for a ``note``, has a title made of words.
+agent's last three commands, for a ``note``, has a title made of words, and for a
+``say`` or ``emote``, is language (``engine.agents.speech_check``).
 
 - Not valid: the turn was skipped, the reply held no command, or the command failed
   (an unknown verb, an exit that is not there).
@@ -9,6 +10,10 @@ agent's last three commands, and, for a ``note``, has a title made of words.
   it (``say 2111242232``, ``emote ...``).
 - A repeat: the same command (its verb and arguments, whatever the reason or case) as
   one of the agent's last ``RECENT_COMMANDS`` commands.
+- Speech that is not language: prompt markup or headings, text copied from the
+  prompt's instructions, fewer than 80% dictionary words, or one of the agent's last
+  five speech lines again (the verdict is ``speech <reason>``: ``speech markup``,
+  ``speech copied``, ``speech not words``, ``speech repeat``).
 - A word is a run of letters (any script) of which, in the Latin alphabet, at least one
   is a vowel: ``Kettle``, ``Café``, ``日本`` are words; ``2111242232``, ``xzk``, ``--`` are not.
 """
@@ -16,11 +21,12 @@ agent's last three commands, and, for a ``note``, has a title made of words.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from engine.agents.reply import RECENT_COMMANDS
+from engine.agents.speech_check import SPEECH_VERBS, Instructions, check_speech
 
 NO_OP_VERBS: Final = frozenset({"help"})
 FREE_TEXT_VERBS: Final = frozenset({"say", "emote", "think", "note", "recall"})
@@ -66,12 +72,16 @@ def judge_turn(
     ok: bool,
     key: str | None,
     recent_keys: Sequence[str],
+    instructions: Instructions | Iterable[str] = (),
+    recent_speech: Sequence[str] = (),
 ) -> Verdict:
     """Judge one turn.
 
     ``verb`` and ``argument``: the command as parsed (``verb`` None when no command ran);
     ``ok``: the command succeeded; ``key``: its repeat key; ``recent_keys``: the repeat
-    keys of the agent's earlier commands, oldest first.
+    keys of the agent's earlier commands, oldest first; ``instructions``: the turn's
+    prompt instructions (``speech_check.instruction_lines``) and ``recent_speech``: the
+    agent's earlier ``say``/``emote`` texts, oldest first, for the speech check.
     """
     if verb is None:
         return Verdict(False, "skipped")
@@ -85,6 +95,10 @@ def judge_turn(
             return Verdict(False, "junk note title")
         if not has_words(body if arrow else argument):
             return Verdict(False, "no-op")
+    if verb in SPEECH_VERBS:
+        speech = check_speech(argument, instructions, recent_speech)
+        if not speech.passes:
+            return Verdict(False, f"speech {speech.why}")
     if key is not None and key in recent_keys[-RECENT_COMMANDS:]:
         return Verdict(False, "repeat")
     return Verdict(True, "sensible")

@@ -9,6 +9,12 @@ agent "pauses, deep in thought..." at that moment (ambient, never remembered).
   prompt (a cue, six words in a row of the transcript), is rejected and the LLM asked
   again, at most twice; the third answer runs even so. Rejected replies leave no
   memory.
+- A ``say`` or ``emote`` that is not language (``engine.agents.speech_check``: the
+  prompt's markup, its instructions copied, not mostly words, one of the agent's last
+  five speech lines) is rejected and the LLM asked once more; if that answer fails too
+  (or no ask is left), the turn runs a fallback instead: the first of the prompt's own
+  example moves that is not speech and not a recent command, else ``look``. It is as
+  deterministic as the answers, so a replay takes the same path.
 - An empty reply ends the turn.
 - ``hold`` (the memory gate's back-pressure) is awaited before the first ask and again
   before the command runs: while a character's memory is too far behind, no command
@@ -35,12 +41,22 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from engine.agents.reply import RECENT_COMMANDS, echoes_transcript, parse_reply, repeat_key
+from engine.agents.speech_check import (
+    RECENT_SPEECH,
+    Instructions,
+    check_speech,
+    instruction_lines,
+    speech_text,
+)
 from engine.commands.result import Result
 from engine.errors import LLMError, MudsimError
 from engine.llm.request import Constraint, Generation, LLMRequest, Priority
 
 MAX_ASKS = 3
-"""One ask plus at most two re-asks after a repeat or an echo of the prompt."""
+"""One ask plus at most two re-asks after a repeat, an echo of the prompt or speech that
+is not language (that one at most once)."""
+FALLBACK = "look"
+"""The fallback's fallback, when the prompt shows no example move to take."""
 
 log = logging.getLogger("mudsim")
 
@@ -69,6 +85,9 @@ class Turn:
     asks: int
     rejected: tuple[str, ...] = ()
     error: str | None = None
+    fell_back: bool = False
+    """The model's speech failed the speech check twice (or on the last ask): the
+    command run is the thinker's fallback."""
     """Why this turn was skipped: an LLM error, a prompt that could not be built, a
     command that raised."""
 
@@ -98,6 +117,8 @@ class Thinker:
     """The raw completion of the last ask (for the inspector)."""
     last_command: str | None = None
     """The last command run, with its ``| reason``."""
+    recent_speech: list[str] = field(default_factory=list)
+    """The texts of the last ``RECENT_SPEECH`` ``say``/``emote`` commands run."""
     thinking: bool = False
     """True while a turn is in progress (asking or running its command)."""
     prepare: Callable[[], Awaitable[None]] | None = None
@@ -138,6 +159,7 @@ class Thinker:
             return self.last_prompt
 
         rejected: list[str] = []
+        speech_retried = fell_back = False
         for ask in range(1, MAX_ASKS + 1):
             try:
                 generation = await llm.generate(self._request(prompt, ask))
@@ -159,17 +181,46 @@ class Thinker:
             if ask < MAX_ASKS and (again or echoes_transcript(line, self.last_prompt or "")):
                 rejected.append(line)
                 continue
+            if not self._speech_passes(line):
+                rejected.append(line)
+                if not speech_retried and ask < MAX_ASKS:
+                    speech_retried = True
+                    continue
+                line, fell_back = self.fallback(), True
+                key = repeat_key(line)
             if hold is not None:  # memory that fell behind while it asked catches up
                 await hold()
             self.last_key, self.last_command = key, line
             self.recent_keys = [*self.recent_keys, key][-RECENT_COMMANDS:]
+            if speech := speech_text(line):
+                self.recent_speech = [*self.recent_speech, speech[1]][-RECENT_SPEECH:]
             try:
                 result = self.execute(line)
             except Exception as exc:  # a command handler's bug must not end the run
                 error = f'"{line}" failed: {describe(exc)}'
                 return self._skip(ask, rejected, error, exc, command=line)
-            return Turn(self.name, line, result, ask, tuple(rejected))
+            return Turn(self.name, line, result, ask, tuple(rejected), fell_back=fell_back)
         raise AssertionError("unreachable: the last ask always returns")
+
+    def _speech_passes(self, line: str) -> bool:
+        """``line`` is not speech, or its speech passes the check against the prompt."""
+        speech = speech_text(line)
+        if speech is None:
+            return True
+        instructions = Instructions.of(instruction_lines(self.last_prompt or ""))
+        return check_speech(speech[1], instructions, self.recent_speech).passes
+
+    def fallback(self) -> str:
+        """What a turn runs when the model's speech failed: the first example move in the
+        prompt (``~Name> ...``) that is not speech and repeats none of the last commands,
+        else ``FALLBACK``."""
+        cue = f"~{self.name}> "
+        recent = set(self.recent_keys[-RECENT_COMMANDS:])
+        for row in (self.last_prompt or "").splitlines():
+            move = row[len(cue) :].strip() if row.startswith(cue) else ""
+            if move and speech_text(move) is None and repeat_key(move) not in recent:
+                return move
+        return FALLBACK
 
     def _skip(
         self,

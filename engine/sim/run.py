@@ -29,11 +29,11 @@ from engine.config import embedder_model
 from engine.errors import UsageError
 from engine.llm.backend_label import backend_label
 from engine.llm.connect import (
-    embedded_everywhere,
     build_dispatcher,
     check_endpoints,
     choose_llm,
     choose_model,
+    embedded_everywhere,
     named_model,
     settle_default,
 )

@@ -108,7 +108,12 @@ def test_built_from_the_agents_room_in_a_simulation(sim: Simulation) -> None:
 
 
 def test_free_text_is_words_not_digits_nor_the_transcripts_markup() -> None:
-    assert GRAMMAR.accepts("say Café au lait, Pip? Привет!")
+    assert GRAMMAR.accepts("say Café au lait, Pip? Très bien!")
+    assert GRAMMAR.accepts("think Привет, 日本")  # a thought may be in any script
+    assert not GRAMMAR.accepts("say Привет!")  # speech is Latin letters only
+    assert not GRAMMAR.accepts("emote ampersanag an armchair. эта острона.")
+    for markup in ("## Handbook", "Exits: north", "help [topic]", "go <exit>", "~Ash> hi"):
+        assert not GRAMMAR.accepts(f"say {markup}"), markup
     assert not GRAMMAR.accepts("say 2111242232423232")
     assert not GRAMMAR.accepts('say "quoted"')
     assert not GRAMMAR.accepts("say I've got a ~Ash>say I've")

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from engine.agents.examples import EXAMPLES, Situation, example_turns
 from engine.agents.reply import repeat_key
+from engine.agents.speech_check import check_speech, speech_text
 
 KITCHEN = Situation("The Kitchen", ["east", "south"], ["a copper kettle"], ["Ash"])
 
@@ -49,3 +50,29 @@ def test_never_more_than_examples_and_never_a_duplicate(turn: int) -> None:
     lines = example_turns(KITCHEN, turn)
     assert 1 <= len(lines) <= EXAMPLES
     assert len(set(lines)) == len(lines)
+
+
+def test_with_someone_here_two_examples_speak_to_them_first_and_last() -> None:
+    for turn in range(12):
+        lines = example_turns(KITCHEN, turn)
+        first, middle, last = lines
+        assert first.startswith("say ")
+        assert "Ash" in first
+        assert last.startswith("say ")
+        assert "Ash" in last
+        assert not middle.startswith("say ")
+
+
+_NAMES = st.sampled_from(["Ash", "Wren", "Moss", "Eliza"])
+_THINGS = st.lists(st.sampled_from(["a copper kettle", "a loaf of bread", "an old well"]))
+
+
+@given(st.integers(min_value=0, max_value=500), _NAMES, _THINGS, st.booleans())
+def test_example_speech_is_language_and_never_prompt_markup(
+    turn: int, name: str, things: list[str], exits: bool
+) -> None:
+    situation = Situation("The Garden", ["north"] if exits else [], things, [name])
+    for line in example_turns(situation, turn):
+        spoken = speech_text(line)
+        if spoken is not None:
+            assert check_speech(spoken[1]).passes, line
