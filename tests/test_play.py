@@ -40,6 +40,20 @@ def stub() -> Iterator[StubOllama]:
         yield server
 
 
+PROFILES = {"Ada": "    profile: A careful gardener.\n", "Bo": "    profile: A quiet smith.\n"}
+
+
+def _quick_world(tmp_path: Path, *agents: str) -> Path:
+    """The fixture world, with ``agents`` thinking every 0.2 s of real time."""
+    text = FIXTURE_WORLD
+    for agent in agents:
+        assert PROFILES[agent] in text
+        text = text.replace(PROFILES[agent], PROFILES[agent] + "    think_interval: 0.2\n")
+    quick = tmp_path / "quick.yaml"
+    quick.write_text(text, encoding="utf-8")
+    return quick
+
+
 class Session:
     """A ``mudsim play`` process the test types into, line by line, reading as it goes."""
 
@@ -215,13 +229,7 @@ def test_agents_keep_thinking_while_the_player_types(
 def test_end_of_input_stops_real_time_agents_with_the_journal_intact(
     tmp_path: Path, vault_dir: Path, stub: StubOllama
 ) -> None:
-    quick = tmp_path / "quick.yaml"
-    quick.write_text(
-        FIXTURE_WORLD.replace("    profile: A careful gardener.\n",
-                              "    profile: A careful gardener.\n    think_interval: 0.2\n")
-        .replace("    profile: A quiet smith.\n", "    profile: A quiet smith.\n    think_interval: 0.2\n"),
-        encoding="utf-8",
-    )  # fmt: skip
+    quick = _quick_world(tmp_path, "Ada", "Bo")
     session = Session(quick, "--vault", vault_dir, "--llm", stub.url, "--model", "tiny")
     session.until('Ada says, "Hello from the stub."')
     session.type("say Still here.")
@@ -285,12 +293,7 @@ def test_play_with_unknown_character_is_one_line_exit_2(world_file: Path, vault_
 def test_leaving_while_a_turn_is_in_flight_says_what_it_waits_for(
     tmp_path: Path, vault_dir: Path, stub: StubOllama
 ) -> None:
-    quick = tmp_path / "quick.yaml"
-    quick.write_text(
-        FIXTURE_WORLD.replace("    profile: A careful gardener.\n",
-                              "    profile: A careful gardener.\n    think_interval: 0.2\n"),
-        encoding="utf-8",
-    )  # fmt: skip
+    quick = _quick_world(tmp_path, "Ada")
     stub.delay = 3.0  # a slow model: Ada's turn is in flight when the player leaves
     session = Session(quick, "--vault", vault_dir, "--llm", stub.url, "--model", "tiny")
     session.until("Agents keep thinking while you play")

@@ -85,11 +85,11 @@ class Turn:
     asks: int
     rejected: tuple[str, ...] = ()
     error: str | None = None
+    """Why this turn was skipped: an LLM error, a prompt that could not be built, a
+    command that raised."""
     fell_back: bool = False
     """The model's speech failed the speech check twice (or on the last ask): the
     command run is the thinker's fallback."""
-    """Why this turn was skipped: an LLM error, a prompt that could not be built, a
-    command that raised."""
 
 
 @dataclass

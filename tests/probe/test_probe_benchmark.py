@@ -85,13 +85,19 @@ def test_none_scores_at_its_baseline_once_the_present_gives_nothing_away(
             assert not leaks(q["gold"], _situation(vault, q["agent"])), q
     none, baselines = report["configs"]["none"], report["baselines"]["none"]
     assert set(baselines["answerable"]) == {"uniform", "guess", "dont_know", "present"}
+    # pooled over the categories: one with 5 questions lands outside its own 95% interval
+    # about one vault in twenty by chance alone (a guess right 5 times in 5 happens)
+    correct = n = 0
+    expected = 0.0
     for category, score in none["categories"].items():
         if category in ("present", "abstention"):
             continue
-        expected = baselines["categories"][category]["guess"]  # the oracle's own guess
-        low, high = wilson(score["correct"], score["n"])
-        assert low <= expected <= high, (category, score, expected)
+        correct, n = correct + score["correct"], n + score["n"]
+        expected += score["n"] * baselines["categories"][category]["guess"]  # the oracle's guess
         assert baselines["categories"][category]["present"] == 0.0  # the present rule: 0
+    low, high = wilson(correct, n)
+    assert n >= 40
+    assert low <= expected / n <= high, (correct, n, expected / n)
     assert baselines["answerable"]["uniform"] == pytest.approx(0.2)
     # the paired tests: every two configurations asked, on the same questions
     pairs = {(p["a"], p["b"]) for p in report["paired"]}

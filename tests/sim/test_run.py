@@ -191,28 +191,6 @@ def test_bad_flags_exit_2(
     assert err.startswith("mudsim: ")
 
 
-def test_ctrl_c_stops_gracefully_and_saves(stub: StubOllama, tmp_path: Path) -> None:
-    vault = tmp_path / "vault"
-    stub.delay = 0.05
-    env = {**os.environ, "MUDSIM_LLM_URL": stub.url, "MUDSIM_MODEL": "tiny"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "run", str(DEMO), "--vault", str(vault), "--headless"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
-    deadline = time.monotonic() + 20
-    while not stub.requests and time.monotonic() < deadline:
-        time.sleep(0.05)  # real time: the first turns come within one 6 s interval
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=20)
-    assert process.returncode == 0, err
-    assert "stopping" in err
-    assert "Traceback" not in err
-    assert out.splitlines()[-2].startswith("Run summary: 2 agents,")
-    state = json.loads((vault / "agents" / "Eliza" / "memory-state.json").read_text())
-    assert state["memories"] >= 0
-    assert (vault / "world" / "world.yaml").exists()
-
-
 def _start_and_press(stub: StubOllama, vault: Path) -> tuple[subprocess.Popen[str], list[str]]:
     """A real-time headless run, given a first Ctrl-C once a turn is in flight; what it
     said up to its stop line."""
@@ -233,6 +211,21 @@ def _start_and_press(stub: StubOllama, vault: Path) -> tuple[subprocess.Popen[st
         assert line, f"the run ended without saying it stops: {said}"
         said.append(line)
     return process, said
+
+
+def test_ctrl_c_stops_gracefully_and_saves(stub: StubOllama, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    stub.delay = 0.05
+    process, said = _start_and_press(stub, vault)
+    out, err = process.communicate(timeout=20)
+    err = "".join(said) + err
+    assert process.returncode == 0, err
+    assert "stopping" in err
+    assert "Traceback" not in err
+    assert out.splitlines()[-2].startswith("Run summary: 2 agents,")
+    state = json.loads((vault / "agents" / "Eliza" / "memory-state.json").read_text())
+    assert state["memories"] >= 0
+    assert (vault / "world" / "world.yaml").exists()
 
 
 def test_a_first_ctrl_c_waits_for_the_turn_in_flight_counting_down_and_starts_no_pass(

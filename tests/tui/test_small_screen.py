@@ -61,14 +61,18 @@ def _footer(app: MudsimApp) -> str:
 
 
 async def test_every_room_is_shown_with_who_is_in_it(tmp_path: Path) -> None:
-    async with _running(tmp_path, rounds=2) as (app, pilot):
+    async with _running(tmp_path, rounds=2) as (app, _pilot):
         await until(lambda: app.sim.recorder is not None and len(app.sim.recorder.costs) == 5)
-        await pilot.pause(0.6)  # the panels' next refresh (cost lines in the LLM panel)
-        tree = "\n".join(_within(app, app.query_one("#world").content_region))
+
+        def tree() -> str:
+            return "\n".join(_within(app, app.query_one("#world").content_region))
+
+        last = list(_rooms(app))[-1]
+        await until(lambda: all(name in tree() for name in last[1]))  # the next refresh
         for room, occupants in _rooms(app):
-            assert room in tree
+            assert room in tree()
             for name in occupants:
-                assert name in tree, f"{name} (in {room}) is not on screen"
+                assert name in tree(), f"{name} (in {room}) is not on screen"
 
 
 def _rooms(app: MudsimApp) -> Iterator[tuple[str, list[str]]]:
@@ -80,47 +84,45 @@ def _rooms(app: MudsimApp) -> Iterator[tuple[str, list[str]]]:
 async def test_every_inspector_tab_label_is_whole(tmp_path: Path) -> None:
     async with _running(tmp_path, world="demo.yaml") as (app, _):
         inspector = app.query_one("#inspector").content_region
-        labels = " ".join(_within(app, inspector)[0].split())
-        assert labels == "Agent Knowledge Handbook"
+        await until(
+            lambda: " ".join(_within(app, inspector)[0].split()) == "Agent Knowledge Handbook"
+        )
 
 
 async def test_the_llm_panel_says_which_backend_runs(tmp_path: Path) -> None:
     """``--llm fake:`` runs the scripted backend, whatever model the world would ask
     for (the panel said ``Model: gemma3:4b``)."""
-    async with _running(tmp_path, world="demo.yaml") as (app, pilot):
-        await pilot.pause()
+    async with _running(tmp_path, world="demo.yaml") as (app, _pilot):
         box = app.query_one("#llm-box")
+        await until(lambda: _within(app, box.content_region)[0].strip() == "fake (scripted)")
         shown = _within(app, box.content_region)
-        assert shown[0].strip() == "fake (scripted)"
         assert "gemma3" not in "\n".join(shown)
 
 
 async def test_the_cost_table_fits_and_scrolls_into_view(tmp_path: Path) -> None:
     from engine.tui.llm_panel import cost_table  # new with the 80x24 layout
 
-    async with _running(tmp_path, rounds=2) as (app, pilot):
+    async with _running(tmp_path, rounds=2) as (app, _pilot):
         recorder = app.sim.recorder
         assert recorder is not None
         await until(lambda: len(recorder.costs) == 5)
-        await pilot.pause(0.6)  # the panels' next refresh
-        box = app.query_one("#llm-box")
-        box.scroll_end(animate=False)
-        await pilot.pause()
-        panel = app.query_one("#llm")
+        box, panel = app.query_one("#llm-box"), app.query_one("#llm")
         rows = cost_table(recorder.costs, "agent", panel.size.width)
         assert all(len(row) <= panel.size.width for row in rows)
-        view = box.content_region
-        shown = [line[: panel.size.width].rstrip() for line in _within(app, view)]
-        for row in rows[2:]:  # each agent's row whole, on one line, in view
-            assert row.rstrip() in shown
+
+        def shown() -> list[str]:
+            box.scroll_end(animate=False)
+            return [line[: panel.size.width].rstrip() for line in _within(app, box.content_region)]
+
+        # each agent's row whole, on one line, in view (after the panels' next refresh)
+        await until(lambda: all(row.rstrip() in shown() for row in rows[2:]))
 
 
 async def test_the_footer_says_resume_while_paused_and_pause_while_running(
     tmp_path: Path,
 ) -> None:
     async with _running(tmp_path, world="demo.yaml") as (app, pilot):
-        await pilot.pause()
-        assert "space Resume" in _footer(app)
+        await until(lambda: "space Resume" in _footer(app))
         assert "Pause" not in _footer(app)
         await pilot.press("space")
         await until(lambda: "space Pause" in _footer(app))
@@ -132,9 +134,8 @@ async def test_the_footer_says_resume_while_paused_and_pause_while_running(
 
 async def test_while_typing_the_footer_shows_the_input_lines_keys(tmp_path: Path) -> None:
     async with _running(tmp_path, world="demo.yaml") as (app, pilot):
-        await pilot.pause()
+        await until(lambda: "c Cost" in _footer(app))  # the cost order's key is documented
         keys = _footer(app)
-        assert "c Cost" in keys  # the cost order's key is documented
         assert "i Type" in keys
         await pilot.press("i")
         await until(lambda: "Send" in _footer(app))
@@ -150,10 +151,12 @@ async def test_while_typing_the_footer_shows_the_input_lines_keys(tmp_path: Path
 
 
 async def test_the_welcome_line_tells_the_c_key(tmp_path: Path) -> None:
-    async with _running(tmp_path, world="demo.yaml") as (app, pilot):
-        await pilot.pause(0.3)
-        log = "".join(line.text for line in app.query_one("#events").lines)  # type: ignore[attr-defined]
-        assert "c sorts" in " ".join(log.split())
+    async with _running(tmp_path, world="demo.yaml") as (app, _pilot):
+
+        def log() -> str:
+            return "".join(line.text for line in app.query_one("#events").lines)  # type: ignore[attr-defined]
+
+        await until(lambda: "c sorts" in " ".join(log().split()))
 
 
 async def test_the_embedded_model_notice_is_shown_inside_the_app(
@@ -168,8 +171,11 @@ async def test_the_embedded_model_notice_is_shown_inside_the_app(
         return choice
 
     monkeypatch.setattr(run, "settle_default", fallback)
-    async with _running(tmp_path, world="demo.yaml") as (app, pilot):
-        await pilot.pause(0.3)
-        log = [line.text for line in app.query_one("#events").lines]  # type: ignore[attr-defined]
-        assert " ".join(" ".join(log).split()).startswith(said)
+    async with _running(tmp_path, world="demo.yaml") as (app, _pilot):
+
+        def log() -> str:
+            lines = [line.text for line in app.query_one("#events").lines]  # type: ignore[attr-defined]
+            return " ".join(" ".join(lines).split())
+
+        await until(lambda: log().startswith(said))
     assert f"mudsim: {said}" in capsys.readouterr().err  # still on stderr as before
