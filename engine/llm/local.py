@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
+import logging
 import os
 import threading
 import time
@@ -179,6 +180,10 @@ class LocalModel:
         self.n_ctx, self.prefix_cache = n_ctx, prefix_cache
         self.lock = threading.Lock()
         self._llama = _load(path, n_ctx, threads or os.cpu_count() or 1)
+        self._cancel: threading.Event | None = None
+        """The call in progress's cancel event: llama.cpp's abort callback reads it, so a
+        prompt being evaluated stops too, not only the tokens after it."""
+        self._abort = _abort_callback(self)
         self._grammars: dict[str, LlamaGrammar] = {}
         self.saved_prefixes: Path | None = None
         """Where the prefix cache is kept across restarts (None: it is not)."""
@@ -221,7 +226,15 @@ class LocalModel:
             if cancel is not None and cancel.is_set():
                 return LocalResult("", 0, 0, "cancelled")
             reused = self._reusable(prompt) if keep and self.prefix_cache else 0
-            out = self._create(prompt, options, gbnf, stream=False, cancel=cancel)
+            self._cancel = cancel
+            try:
+                out = self._create(prompt, options, gbnf, stream=False, cancel=cancel)
+            except RuntimeError:  # llama_decode aborted: the caller has gone
+                if cancel is None or not cancel.is_set():
+                    raise
+                return LocalResult("", 0, 0, "cancelled")
+            finally:
+                self._cancel = None
         choice, usage = out["choices"][0], out["usage"]
         return LocalResult(str(choice["text"]), int(usage["prompt_tokens"]),
                            int(usage["completion_tokens"]), choice.get("finish_reason"),
@@ -289,6 +302,25 @@ class LocalModel:
         """The llama.cpp model, for what ``serve-llm`` reads beyond completions (its
         metadata and chat template: ``local_serving``); hold ``lock`` to run it."""
         return self._llama
+
+
+def _abort_callback(model: LocalModel) -> Any:
+    """llama.cpp's abort callback for ``model``'s context (kept referenced by the model):
+    true once the call in progress is cancelled. Without it a cancelled call would still
+    evaluate its whole prompt (seconds for a knowledge pass) before its first token."""
+    from llama_cpp import llama_cpp as native
+
+    def aborted(_data: Any) -> bool:
+        cancel = model._cancel
+        if cancel is None or not cancel.is_set():
+            return False
+        # llama.cpp logs the aborted decode as an error: the caller's stop is no error
+        logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
+        return True
+
+    callback = native.ggml_abort_callback(aborted)
+    native.llama_set_abort_callback(model.llama.ctx, callback, None)
+    return callback
 
 
 def _common_prefix(a: np.ndarray, b: np.ndarray) -> int:
