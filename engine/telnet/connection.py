@@ -24,16 +24,11 @@ from typing import Any, Final
 from telnetlib3 import TelnetReaderUnicode, TelnetWriterUnicode
 from telnetlib3.telopt import ECHO, WILL, WONT
 
+from engine.telnet.client import NOT_TEXT, Received, Rendered
 from engine.telnet.limits import LineAssembler, TooLong, clean_line
 from engine.telnet.render import NOTICE_STYLE, lines_for, supports_colour, wrap_width
 
 READ_CHUNK: Final = 4096
-NOT_TEXT: Final = object()
-"""A line that held bytes the client's encoding does not give text for."""
-Received = str | TooLong | object | None
-"""What ``read_line`` gives: a clean line, ``TooLong``, ``NOT_TEXT``, or None at the end."""
-Rendered = dict[tuple[int, bool], str]
-"""Text made for clients, by (width, colour)."""
 
 log = logging.getLogger("mudsim.telnet")
 

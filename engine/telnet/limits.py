@@ -8,15 +8,14 @@
   to (it holds U+FFFD) is not text and is refused.
 - ``RateLimiter``: a token bucket (``rate`` lines a second, a burst of as many); the
   first line dropped in a row asks for a notice, the rest of that run do not.
-- ``LoginThrottle``: failed logins per address; from the ``free``-th on, each further
-  attempt from that address waits ``first`` seconds, doubling, at most ``longest``.
+
+Who may connect and how fast logins are answered is ``engine.telnet.admission``.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -140,55 +139,3 @@ class RateLimiter:
             return Admission.DROP
         self._dropping = True
         return Admission.DROP_AND_SAY
-
-
-@dataclass
-class _Failures:
-    count: int
-    last: float
-
-
-class LoginThrottle:
-    """Failed logins by address, and how long the next attempt from one must wait."""
-
-    def __init__(self, clock: Clock = time.monotonic, *, free: int = 3, first: float = 1.0,
-                 longest: float = 10.0, forget_after: float = 900.0,
-                 addresses: int = 10_000) -> None:  # fmt: skip
-        self.clock = clock
-        self.free, self.first, self.longest = free, first, longest
-        self.forget_after = forget_after
-        """Seconds after its last failure an address starts afresh."""
-        self.addresses = addresses
-        """How many addresses are remembered (the oldest are forgotten first)."""
-        self._failures: OrderedDict[str, _Failures] = OrderedDict()
-
-    def failures(self, address: str) -> int:
-        self._forget_old()
-        found = self._failures.get(address)
-        return found.count if found else 0
-
-    def delay(self, address: str) -> float:
-        """Seconds the next attempt from ``address`` waits (0 before ``free`` failures)."""
-        over = self.failures(address) - self.free
-        if over < 0:
-            return 0.0
-        return min(self.longest, self.first * 2.0**over)
-
-    def failed(self, address: str) -> None:
-        self._forget_old()
-        found = self._failures.pop(address, None)
-        count = found.count + 1 if found else 1
-        self._failures[address] = _Failures(count, self.clock())
-        while len(self._failures) > self.addresses:
-            self._failures.popitem(last=False)
-
-    def succeeded(self, address: str) -> None:
-        self._failures.pop(address, None)
-
-    def _forget_old(self) -> None:
-        horizon = self.clock() - self.forget_after
-        while self._failures:
-            address, oldest = next(iter(self._failures.items()))
-            if oldest.last > horizon:
-                return
-            del self._failures[address]

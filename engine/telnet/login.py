@@ -12,10 +12,13 @@
 - With ``--open``, a name that is nobody's may become a new player character: asked to
   confirm, then to choose a password.
 
-From the third failure of an address on (``LoginThrottle``), each further attempt from
-it waits before it is answered, in its own connection only (the server goes on
-answering everyone else). Three failures on one connection close it. Every login and
-every failure is logged (``mudsim.telnet``).
+Failures are throttled by address and by account (``engine.telnet.admission``): from
+an address's fifth failure on its answers come one at a time, 2 s apart and doubling,
+however many connections it opens; a failed guess against an account that failed five
+times is answered as slowly; a right password from elsewhere is never held up. Three
+failures on one connection close it. Every login and every failure is logged
+(``mudsim.telnet``) with its address, never with what was typed: a name that is not
+an account may be someone's password typed at the wrong prompt.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from engine.errors import MudsimError
-from engine.telnet.connection import Connection
-from engine.telnet.limits import LoginThrottle, TooLong
+from engine.telnet.admission import LoginThrottle
+from engine.telnet.client import Client
+from engine.telnet.limits import TooLong
 from engine.vault.accounts import (
     Account,
     AccountStore,
@@ -88,7 +92,7 @@ class LoggedIn:
     """None: the account's character does not exist yet (it is made at the start room)."""
 
 
-async def log_in(conn: Connection, desk: Desk) -> LoggedIn | None:
+async def log_in(conn: Client, desk: Desk) -> LoggedIn | None:
     """Run the dialogue; who logged in, or None (they left, or failed too often)."""
     welcome = f"Welcome to {desk.world_name}, a mudsim world. Log in with your character's name."
     if desk.open:
@@ -106,7 +110,7 @@ async def log_in(conn: Connection, desk: Desk) -> LoggedIn | None:
         try:
             outcome = await _attempt(conn, desk, name)
         except MudsimError as exc:  # the accounts file is unreadable: nobody gets in
-            log.error("login as %r from %s failed: %s", name, conn.address, exc)
+            log.error("a login from %s failed: %s", conn.address, exc)
             conn.notice(f"Logging in is not possible now: {exc}")
             return None
         if isinstance(outcome, LoggedIn) or outcome is None:
@@ -116,7 +120,7 @@ async def log_in(conn: Connection, desk: Desk) -> LoggedIn | None:
     return None
 
 
-async def _attempt(conn: Connection, desk: Desk, name: str) -> LoggedIn | bool | None:
+async def _attempt(conn: Client, desk: Desk, name: str) -> LoggedIn | bool | None:
     """One attempt: who logged in, False for a failure, None when they left."""
     account = desk.accounts.find(name)
     character = desk.character_named(account.name if account else name)
@@ -128,16 +132,19 @@ async def _attempt(conn: Connection, desk: Desk, name: str) -> LoggedIn | bool |
         password = await _ask(conn, "Password: ")
     if password is None:
         return None
-    await desk.sleep(desk.throttle.delay(conn.address))
+    await desk.sleep(desk.throttle.answer_wait(conn.address))
     stored = account.password if account is not None and not account.pending else dummy_hash()
     matches = await desk.hashing.verify(password, stored)
     reason = _refusal(account, character, matches)
     if reason is not None or account is None:
-        desk.throttle.failed(conn.address)
-        log.warning("failed login as %r from %s: %s", name, conn.address, reason)
+        guessed = account.name if account is not None else None
+        slower = desk.throttle.failure_wait(guessed)
+        desk.throttle.failed(conn.address, guessed)
+        log.warning("failed login from %s: %s", conn.address, reason)
+        await desk.sleep(slower)
         conn.notice(WRONG)
         return False
-    desk.throttle.succeeded(conn.address)
+    desk.throttle.succeeded(conn.address, account.name)
     return LoggedIn(account, character)
 
 
@@ -146,19 +153,22 @@ def _playable(character: Character | None) -> bool:
 
 
 def _refusal(account: Account | None, character: Character | None, matches: bool) -> str | None:
-    """Why a login with a checked password fails (for the log), or None."""
+    """Why a login with a checked password fails (for the log: names only of accounts
+    and characters that exist, never the text typed), or None."""
     if account is None:
-        return "no such account" if character is None else f"no account ({character.type})"
+        if character is None:
+            return "the name typed is not an account"
+        return f"{character.name} has no account ({character.type})"
     if account.pending:
-        return "its character is an agent"
+        return f"{account.name}'s character is an agent"
     if not matches:
-        return "wrong password"
+        return f"wrong password for {account.name}"
     if not _playable(character):
-        return "its character is an agent"
+        return f"{account.name}'s character is an agent"
     return None
 
 
-async def _new_character(conn: Connection, desk: Desk, name: str) -> LoggedIn | bool | None:
+async def _new_character(conn: Client, desk: Desk, name: str) -> LoggedIn | bool | None:
     problem = new_name_problem(name) or desk.name_free(name)
     if problem is not None:
         conn.notice(problem)
@@ -173,7 +183,7 @@ async def _new_character(conn: Connection, desk: Desk, name: str) -> LoggedIn | 
     return await _choose(conn, desk, Account(name), None, new=True)
 
 
-async def _choose(conn: Connection, desk: Desk, account: Account, character: Character | None,
+async def _choose(conn: Client, desk: Desk, account: Account, character: Character | None,
                   *, new: bool) -> LoggedIn | bool | None:  # fmt: skip
     """Choose ``account``'s password (typed twice); store it (a new account is added)."""
     conn.say(f"Choose a password for {account.name}: at least 8 characters.")
@@ -200,8 +210,8 @@ async def _choose(conn: Connection, desk: Desk, account: Account, character: Cha
             else:
                 account = desk.accounts.set_password(account.name, hashed, only_if_pending=True)
         except MudsimError as exc:
-            log.warning("login as %r from %s could not keep its password: %s", account.name,
-                        conn.address, exc)  # fmt: skip
+            log.warning("a login from %s could not keep %s's password: %s", conn.address,
+                        account.name, exc)  # fmt: skip
             conn.notice(f"That did not work: {exc}.")
             return False
         log.info("%s %r chose its password from %s", "new account" if new else "account",
@@ -211,7 +221,7 @@ async def _choose(conn: Connection, desk: Desk, account: Account, character: Cha
     return False
 
 
-async def _ask(conn: Connection, prompt: str) -> str | None:
+async def _ask(conn: Client, prompt: str) -> str | None:
     """One answer (stripped); None when the client left. A line that is too long or
     not text is an empty answer."""
     conn.prompt(prompt)

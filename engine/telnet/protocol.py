@@ -2,7 +2,7 @@
 
 ``MudProtocol`` is telnetlib3's ``TelnetServer`` (in line mode: the client edits and
 echoes its own lines) that also offers GMCP and MSSP (``WILL``), turns a connection
-away when the host is full, says why it closes an idle one, and tells its host when it
+away when the host says so (without negotiating: quietly), says why it closes an idle one, and tells its host when it
 comes and goes. ``MudWriter`` is telnetlib3's writer that tells the host each option
 the client agrees to (``DO``), so MSSP is answered the moment a crawler asks.
 
@@ -59,18 +59,32 @@ class MudProtocol(TelnetServer):
         kwargs.setdefault("writer_factory_encoding", MudWriter)
         super().__init__(**kwargs)
         self.admitted = False
+        self.refused = False
+        self.address = "?"
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         assert self.writer is not None
+        peer = self.get_extra_info("peername") or ("?",)
+        self.address = str(peer[0])
+        """The peer's address, kept: once the connection is lost it cannot be asked."""
         refusal = self.host.admit(self)
         if refusal is not None:
+            self.refused = True
             self._say(refusal)
             self.writer.close()
             return
         self.admitted = True
         if isinstance(self.writer, MudWriter):
             self.writer.agreed = lambda option: self.host.agreed(self, option)
+
+    def begin_negotiation(self) -> None:
+        """telnetlib3 starts negotiating just after ``connection_made``: not with a
+        connection turned away (its timer would find the connection gone and print a
+        traceback)."""
+        if self.refused:
+            return
+        super().begin_negotiation()
 
     def begin_advanced_negotiation(self) -> None:
         super().begin_advanced_negotiation()

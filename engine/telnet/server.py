@@ -42,8 +42,9 @@ from engine.agents.supervisor import Supervisor
 from engine.errors import MudsimError, UnsafeNameError, UsageError, VaultError
 from engine.sim.simulation import Simulation
 from engine.sim.world_apply import occupied_folders
-from engine.telnet.connection import Connection, Rendered
-from engine.telnet.limits import Clock, LoginThrottle
+from engine.telnet.admission import Clock, ConnectionGate, LoginThrottle
+from engine.telnet.client import Client, Rendered
+from engine.telnet.connection import Connection
 from engine.telnet.login import Desk, LoggedIn, log_in
 from engine.telnet.payloads import mssp
 from engine.telnet.protocol import MudProtocol, protocol_for
@@ -77,15 +78,20 @@ class MudServer:
         self.clock = clock
         """What rate limits count time by (tests pass their own)."""
         self.max_line = sim.settings.limits.max_command_chars
+        config = self.config
+        self.gate = ConnectionGate(clock, total=config.max_connections,
+                                   per_address=config.max_per_address,
+                                   new_per_minute=config.new_connections_per_minute)  # fmt: skip
+        """Connections by address, telnet's and the web's together."""
+        throttle = LoginThrottle(clock, free=config.login_free_failures,
+                                 first=config.login_delay_s)  # fmt: skip
         self.desk = Desk(
-            sim.world.name, AccountStore(sim.vault.root), LoginThrottle(clock),
+            sim.world.name, AccountStore(sim.vault.root), throttle,
             self.character_named, self.name_free, open=options.open, sleep=sleep,
         )  # fmt: skip
         self.supervisor = Supervisor(self._failed)
-        self.protocols: set[MudProtocol] = set()
-        """Admitted connections (logged in or not)."""
-        self.connections: set[Connection] = set()
-        """Connections past negotiation (in the dialogue or playing)."""
+        self.connections: set[Client] = set()
+        """Clients past negotiation (in the dialogue or playing), telnet's and the web's."""
         self.sessions: dict[str, Session] = {}
         """Character id -> the session playing it."""
         self.listener: telnetlib3.Server | None = None
@@ -104,6 +110,7 @@ class MudServer:
                 host=self.options.bind, port=self.options.port, protocol_factory=protocol_for(self),
                 shell=self._shell, line_mode=True, encoding="utf8", encoding_errors="replace",
                 connect_maxwait=CONNECT_WAIT, timeout=self.config.idle_seconds,
+                ssl=self.options.tls,
             )  # fmt: skip
         except OSError as exc:
             reason = os.strerror(exc.errno) if exc.errno else str(exc)
@@ -138,22 +145,31 @@ class MudServer:
 
     # -- telnetlib3's side (engine.telnet.protocol.Host) --------------------------------
     def admit(self, protocol: MudProtocol) -> str | None:
+        return self.admit_address(protocol.address)
+
+    def admit_address(self, address: str) -> str | None:
+        """None: a new connection from ``address`` may come in (counted until
+        ``left_address``); else what to tell it before it is closed. Telnet's and the
+        web's connections are counted together."""
         if self.stopping:
             return "The world is stopping; try again later."
-        if len(self.protocols) >= self.config.max_connections:
-            log.warning("turned away a connection from %s: %d connections already",
-                        _peer(protocol), len(self.protocols))  # fmt: skip
-            return (f"The world is full ({self.config.max_connections} connections); "
-                    "try again later.")  # fmt: skip
-        self.protocols.add(protocol)
-        return None
+        refused = self.gate.admit(address)
+        if refused is None:
+            return None
+        if refused.first:
+            log.warning("turned away a connection from %s: %s", address, refused.text)
+        return refused.text
+
+    def left_address(self, address: str) -> None:
+        """A connection ``admit_address`` let in is gone."""
+        self.gate.left(address)
 
     def agreed(self, protocol: MudProtocol, option: bytes) -> None:
         if option == MSSP and protocol.writer is not None:
             protocol.writer.send_mssp(mssp(self.sim.world.name, len(self.sessions), self.started))
 
     def left(self, protocol: MudProtocol) -> None:
-        self.protocols.discard(protocol)
+        self.left_address(protocol.address)
 
     def idle_notice(self) -> str:
         minutes = f"{self.config.idle_minutes:g}"
@@ -169,10 +185,13 @@ class MudServer:
             return
         conn = Connection(reader, writer, max_line=self.max_line,
                           max_output=self.config.max_output_kb * 1024)  # fmt: skip
-        self.supervisor.spawn(self._serve(conn), name=f"the telnet connection from {conn.address}")
+        self.supervisor.spawn(self.serve_client(conn),
+                              name=f"the telnet connection from {conn.address}")  # fmt: skip
 
     # -- one connection -----------------------------------------------------------------
-    async def _serve(self, conn: Connection) -> None:
+    async def serve_client(self, conn: Client) -> None:
+        """The login dialogue, then the session, until the client leaves (never raises:
+        a failure is logged and the client told). ``admit_address`` first."""
         self.connections.add(conn)
         try:
             try:
@@ -195,7 +214,7 @@ class MudServer:
             self.connections.discard(conn)
             conn.close()
 
-    def _enter(self, who: LoggedIn, conn: Connection) -> Session:
+    def _enter(self, who: LoggedIn, conn: Client) -> Session:
         """The session for who logged in: their character made or given its account's
         role; a session already playing it is taken over."""
         character = who.character or self._new_player(who.account.name, who.account.role)
@@ -318,8 +337,3 @@ def detach_connection_log(handlers: list[logging.Handler]) -> None:
     for handler in handlers:
         log.removeHandler(handler)
         handler.close()
-
-
-def _peer(protocol: MudProtocol) -> str:
-    peer = protocol.get_extra_info("peername") or ("?",)
-    return str(peer[0])

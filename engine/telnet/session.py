@@ -21,7 +21,7 @@ from engine.agents.thinker import describe
 from engine.commands import parse_line
 from engine.commands.helpers import describe_room
 from engine.sim.repl import QUIT_WORDS
-from engine.telnet.connection import NOT_TEXT, Connection, Rendered
+from engine.telnet.client import NOT_TEXT, Client, Rendered
 from engine.telnet.limits import Admission, RateLimiter, TooLong
 from engine.telnet.payloads import char_status, room_info
 from engine.telnet.render import FAILURE_STYLE, event_style
@@ -37,7 +37,7 @@ log = logging.getLogger("mudsim.telnet")
 
 
 class Session:
-    def __init__(self, server: MudServer, conn: Connection, character: Character) -> None:
+    def __init__(self, server: MudServer, conn: Client, character: Character) -> None:
         self.server, self.conn, self.character = server, conn, character
         self.limiter = RateLimiter(server.config.commands_per_s, server.clock)
         self.replaced = False

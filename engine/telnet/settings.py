@@ -8,6 +8,7 @@ config file its front matter holds the settings and unknown keys are errors. The
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.errors import VaultError
 from engine.vault.files import read_front_matter, write_front_matter
+from engine.world.model import Role
 
 DEFAULT_PORT: Final = 4000
 DEFAULT_BIND: Final = "127.0.0.1"
@@ -27,10 +29,22 @@ Limits for `mudsim serve` (and `mudsim run --telnet`), which MUD clients connect
 
 - `max_connections` (50): connections at once, logged in or not; one more is told the
   world is full and closed.
+- `max_per_address` (5): connections at once from one address; one more is told why
+  and closed.
+- `new_connections_per_minute` (20): new connections one address may open a minute.
+- `login_free_failures` (5) and `login_delay_s` (2): after this many failed logins
+  from one address, its answers come at most one every `login_delay_s` seconds,
+  doubling with each failure (at most a minute), however many connections it opens;
+  a failed guess against an account that failed as often waits as long. A right
+  password from another address is never held up.
 - `idle_minutes` (30): a connection that sends nothing for this long is closed (its
-  character stays where it is).
-- `commands_per_s` (5): lines a connection may send a second (a burst of as many at
-  once); the rest are dropped, with one notice.
+  character stays where it is, asleep).
+- `commands_per_s` (5): commands a connection runs a second (a burst of as many at
+  once); faster lines wait their turn, up to `queued_lines` (20), past which they are
+  dropped, with one notice.
+- `model_call_role` (builder): the role a player needs to run commands that spend
+  model calls (`@consolidate`, `dream`, `@compact`); below it, a player may run
+  `model_calls_per_hour` (0) of them an hour.
 - `login_seconds` (120): time to finish logging in.
 - `max_output_kb` (512): text waiting to reach a client that reads too slowly; past it
   the connection is closed.
@@ -45,8 +59,15 @@ class TelnetConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_connections: int = Field(default=50, ge=1)
+    max_per_address: int = Field(default=5, ge=1)
+    new_connections_per_minute: float = Field(default=20.0, gt=0, allow_inf_nan=False)
+    login_free_failures: int = Field(default=5, ge=0)
+    login_delay_s: float = Field(default=2.0, ge=0, allow_inf_nan=False)
     idle_minutes: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     commands_per_s: float = Field(default=5.0, gt=0, allow_inf_nan=False)
+    queued_lines: int = Field(default=20, ge=0)
+    model_call_role: Role = Role.BUILDER
+    model_calls_per_hour: int = Field(default=0, ge=0)
     login_seconds: float = Field(default=120.0, gt=0, allow_inf_nan=False)
     max_output_kb: int = Field(default=512, ge=1)
 
@@ -87,3 +108,5 @@ class ServeOptions:
     bind: str = DEFAULT_BIND
     open: bool = False
     """A name with no account and no character makes a new player character."""
+    tls: ssl.SSLContext | None = None
+    """Serve over TLS with this context (``--tls-cert``/``--tls-key``), else plain."""

@@ -68,7 +68,9 @@ class Client:
 
     @classmethod
     async def open(cls, port: int, *, cols: int = 80, term: str = "xterm", mssp: bool = False,
-                   encoding: str = "utf8") -> Client:  # fmt: skip
+                   encoding: str = "utf8", source: str = "127.0.0.1") -> Client:  # fmt: skip
+        """A client connected to ``port`` on 127.0.0.1 from the address ``source`` (any
+        of 127.0.0.0/8: each is another address to the server's limits)."""
         factory = None
         if mssp:
 
@@ -81,7 +83,7 @@ class Client:
             factory = MsspClient
         reader, writer = await telnetlib3.open_connection(
             "127.0.0.1", port, cols=cols, term=term, encoding=encoding, connect_minwait=0.0,
-            client_factory=factory or telnetlib3.TelnetClient,
+            client_factory=factory or telnetlib3.TelnetClient, local_addr=(source, 0),
         )  # fmt: skip
         return cls(reader, writer)
 

@@ -5,6 +5,7 @@ world stopping."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 
 import pytest
@@ -75,7 +76,7 @@ async def test_one_connection_past_max_connections_is_told_and_closed(sim: Simul
         third = await Client.open(server.port)
         assert "The world is full (2 connections); try again later." in await third.closed()
         first.close()
-        await eventually(lambda: len(server.protocols) == 1)
+        await eventually(lambda: server.gate.open == 1)
         fourth = await Client.open(server.port)
         await fourth.login("Pat")
         for client in (second, fourth):
@@ -211,3 +212,26 @@ async def test_a_command_that_breaks_is_one_line_and_the_session_goes_on(
     text = plain(await client.command("break", "Pip> "))
     assert "That went wrong on the server: RuntimeError: a bug in a command" in text
     assert "You say" in plain(await client.command("say still fine", "Pip> "))
+
+
+async def test_turned_away_connections_close_quietly_and_are_logged_once(
+    sim: Simulation, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 33, defect 6: each turned-away connection printed an asyncio traceback
+    (telnetlib3's negotiation timer found the connection gone)."""
+    caplog.set_level(logging.INFO, logger="mudsim.telnet")
+    errors: list[dict[str, object]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, context: errors.append(context))
+    async with serving(sim, config=TelnetConfig(max_per_address=1)) as server:
+        first = await Client.open(server.port)
+        await first.until("Name: ")
+        for _ in range(3):
+            refused = await Client.open(server.port)
+            assert "Too many connections from your address" in await refused.closed()
+        other = await Client.open(server.port, source="127.0.0.2")
+        await other.login("Pip")  # the loop has run on for a whole login meanwhile
+        for client in (first, other):
+            client.close()
+    assert errors == []
+    turned_away = [r for r in caplog.records if "turned away" in r.getMessage()]
+    assert len(turned_away) == 1

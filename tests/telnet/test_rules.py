@@ -13,7 +13,6 @@ from engine.sim.simulation import Simulation
 from engine.telnet.limits import (
     Admission,
     LineAssembler,
-    LoginThrottle,
     RateLimiter,
     TooLong,
     clean_line,
@@ -101,20 +100,6 @@ def test_the_rate_limit_never_runs_more_than_its_rate_allows(
         now[0] += gap
         ran += limiter.admit() is Admission.RUN
     assert ran <= limiter.burst + rate * now[0] + 1e-6
-
-
-def test_failures_are_forgotten_after_a_while() -> None:
-    now = [0.0]
-    throttle = LoginThrottle(clock=lambda: now[0], forget_after=60, addresses=2)
-    for _ in range(4):
-        throttle.failed("a")
-    assert throttle.delay("a") == 2.0
-    now[0] = 61.0
-    assert throttle.delay("a") == 0.0
-    for address in ("b", "c", "d"):  # at most two remembered: the oldest goes
-        throttle.failed(address)
-    assert throttle.failures("b") == 0
-    assert throttle.failures("d") == 1
 
 
 @given(st.text(max_size=300), st.integers(10, 120))
