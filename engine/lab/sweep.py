@@ -1,14 +1,19 @@
 """``mudsim sweep SWEEP.yaml --out OUT``: every run of a sweep file, on a local process
 pool (default) or Ray, resumable, into one results table.
 
-The sweep file is read and every run checked before anything runs
-(``engine.lab.sweep_file``). ``--dry-run`` prints one line per run, its key first, and
-writes nothing. Otherwise the sweep takes OUT (one sweep at a time), writes its plan,
-finds what an earlier start left (``engine.lab.sweep_store.scan``: finished runs are kept,
-anything else is removed; failed runs run again unless ``--skip-failed``), checks that
-the LLM answers (exit 3 if not; with ``--ray`` each run checks on its own node), runs
-the rest, each run's ``result.json`` written as it ends, and last writes
-``results.parquet`` and ``results.csv`` (also when stopped or interrupted).
+The sweep file is read and every run checked before anything runs, its runs counted
+before they are made (``engine.lab.sweep_file``; over ``--max-runs``: exit 2), and each
+run's fingerprint resolved (the LLM, models, probe and mudsim version it is made with:
+``engine.lab.sweep_identity``). ``--dry-run`` prints one line per run, its key first, and
+writes nothing. Otherwise the sweep takes OUT (one sweep at a time), finds what an
+earlier start left (``engine.lab.sweep_store.scan``: finished runs are kept, anything
+else is removed; failed runs run again unless ``--skip-failed``; a finished run made
+with another LLM, probe or version refuses the start, exit 2 with nothing written,
+unless ``--rerun-changed`` runs it again), writes its plan, checks that the LLM answers
+(exit 3 if not; with ``--ray`` each run checks on its own node), and runs the rest. As
+each run ends its ``result.json`` is written, then ``results.parquet`` and
+``results.csv`` are rewritten (atomically), so a sweep killed half-way leaves a table of
+every run that ended; they are written once more at the end (also when stopped).
 
 A first Ctrl-C (or SIGTERM) starts no new run and lets the runs in progress finish; a
 second stops them at once (they run again next time). The exit code is 0 when every
@@ -26,22 +31,31 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TextIO
+from typing import Any, TextIO
 
 from engine.config import LLMConfig
 from engine.errors import MudsimError
 from engine.lab.sweep_executor import Executor, Hooks
 from engine.lab.sweep_file import Sweep, load_sweep_file
-from engine.lab.sweep_plan import PlannedRun
+from engine.lab.sweep_identity import passed_environment, run_fingerprints
+from engine.lab.sweep_plan import MAX_RUNS, PlannedRun
 from engine.lab.sweep_pool import PoolExecutor
 from engine.lab.sweep_progress import SweepProgress
+from engine.lab.sweep_provenance import git_commit, mudsim_version
 from engine.lab.sweep_results import rows_of, write_results
 from engine.lab.sweep_run import RunTask
 from engine.lab.sweep_settings import split
-from engine.lab.sweep_store import Outcome, Result, SweepFolder, scan, text_sha256
+from engine.lab.sweep_store import (
+    Outcome,
+    Result,
+    SweepFolder,
+    scan,
+    state_of,
+    text_sha256,
+)
 from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, settle_default
 
-PASSED_ENVIRONMENT = ("MUDSIM_LLM_URL", "MUDSIM_MODEL")
+Fingerprints = Mapping[str, Mapping[str, Any]]
 
 
 class RunsFailedError(MudsimError):
@@ -66,37 +80,58 @@ class SweepOptions:
     """None: the process pool; "": a local Ray; else the address of a Ray cluster."""
     dry_run: bool = False
     retry_failed: bool = True
+    rerun_changed: bool = False
+    """Run again the finished runs made with another LLM, probe or mudsim version
+    (otherwise they refuse the start)."""
+    max_runs: int = MAX_RUNS
 
 
 def run_sweep(options: SweepOptions, environ: Mapping[str, str], *, out: TextIO | None = None,
               err: TextIO | None = None, executor: Executor | None = None) -> list[Result]:  # fmt: skip
     """Run the sweep; every run's result, in the plan's order."""
     out, err = out or sys.stdout, err or sys.stderr
-    sweep = load_sweep_file(options.sweep_file)
+    sweep = load_sweep_file(options.sweep_file, max_runs=options.max_runs)
     world_sha = {name: text_sha256(text) for name, text in sweep.world_texts.items()}
+    made = run_fingerprints(sweep, environ, mudsim_version())
     folder = SweepFolder(options.out)
     if options.dry_run:
-        dry_run(sweep, folder, world_sha, out, err)
+        dry_run(sweep, folder, world_sha, made, out, err)
         return []
     folder.take()
     try:
+        found = scan(folder, sweep.runs, world_sha, made, retry_failed=options.retry_failed,
+                     rerun_changed=options.rerun_changed)  # fmt: skip
         folder.write_plan(options.sweep_file.read_text(encoding="utf-8"), _plan_json(sweep))
-        found = scan(folder, sweep.runs, world_sha, retry_failed=options.retry_failed)
         results = {r.run.key: r for r in [*found.done, *found.kept_failures]}
+        write_results(options.out, rows_of(_ordered(sweep, results), sweep.settings))
         if found.todo and options.ray is None and executor is None:
             asyncio.run(preflight(sweep, environ))
         chosen = (executor or _executor(options, sweep)) if found.todo else None
         try:
             if chosen is not None:
-                _execute(sweep, found.todo, found.attempts, world_sha, chosen, folder, results,
+                made_by = Provenance(world_sha, made, git_commit())
+                _execute(sweep, found.todo, found.attempts, made_by, chosen, folder, results,
                          environ, err)  # fmt: skip
         finally:
-            ordered = [results[run.key] for run in sweep.runs if run.key in results]
+            ordered = _ordered(sweep, results)
             written = write_results(options.out, rows_of(ordered, sweep.settings))
             _say_done(sweep, found.done, ordered, written, err)
     finally:
         folder.release()
     return ordered
+
+
+def _ordered(sweep: Sweep, results: Mapping[str, Result]) -> list[Result]:
+    return [results[run.key] for run in sweep.runs if run.key in results]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What each run of this start is made with, for its ``result.json``."""
+
+    world_sha: Mapping[str, str]
+    fingerprints: Fingerprints
+    commit: str
 
 
 def _executor(options: SweepOptions, sweep: Sweep) -> Executor:
@@ -110,7 +145,7 @@ def _executor(options: SweepOptions, sweep: Sweep) -> Executor:
 
 
 def _execute(sweep: Sweep, todo: Sequence[PlannedRun], attempts: Mapping[str, int],
-             world_sha: Mapping[str, str], executor: Executor, folder: SweepFolder,
+             made_by: Provenance, executor: Executor, folder: SweepFolder,
              results: dict[str, Result], environ: Mapping[str, str], err: TextIO) -> None:  # fmt: skip
     runs = {run.key: run for run in todo}
     progress = SweepProgress(len(sweep.runs), len(sweep.runs) - len(todo), err)
@@ -124,9 +159,11 @@ def _execute(sweep: Sweep, todo: Sequence[PlannedRun], attempts: Mapping[str, in
 
     def finished(task: RunTask, outcome: Outcome) -> None:
         run = runs[task.key]
-        result = Result(run, outcome, attempts.get(run.key, 0) + 1, world_sha[run.world])
+        result = Result(run, outcome, attempts.get(run.key, 0) + 1, made_by.world_sha[run.world],
+                        made_by.fingerprints[run.key], made_by.commit)  # fmt: skip
         folder.write_result(result)
         results[run.key] = result
+        write_results(folder.root, rows_of(_ordered(sweep, results), sweep.settings))
         progress.finished(run.key, outcome)
 
     hooks = Hooks(started=lambda _task: progress.started(), finished=finished,
@@ -147,13 +184,12 @@ def _execute(sweep: Sweep, todo: Sequence[PlannedRun], attempts: Mapping[str, in
 
 
 def task_of(sweep: Sweep, run: PlannedRun, folder: Path, environ: Mapping[str, str]) -> RunTask:
-    passed = {name: environ[name] for name in PASSED_ENVIRONMENT if environ.get(name)}
-    if sweep.spec.endpoints is not None:  # the sweep file's servers win over the environment
-        passed.pop("MUDSIM_LLM_URL", None)
+    passed = passed_environment(environ, endpoints_given=sweep.spec.endpoints is not None)
     probe = sweep.spec.probe
     return RunTask(run.key, folder, sweep.world_texts[run.world], dict(run.settings),
                    run.seed, run.turns, sweep.spec.llm, sweep.endpoints,
-                   probe.model_dump() if probe is not None else None, passed)  # fmt: skip
+                   probe.model_dump() if probe is not None else None, passed,
+                   sweep.spec.timeout)  # fmt: skip
 
 
 async def preflight(sweep: Sweep, environ: Mapping[str, str]) -> None:
@@ -176,21 +212,20 @@ async def preflight(sweep: Sweep, environ: Mapping[str, str]) -> None:
             await dispatcher.aclose()
 
 
-def dry_run(sweep: Sweep, folder: SweepFolder, world_sha: Mapping[str, str], out: TextIO,
-            err: TextIO) -> None:  # fmt: skip
+def dry_run(sweep: Sweep, folder: SweepFolder, world_sha: Mapping[str, str],
+            made: Fingerprints, out: TextIO, err: TextIO) -> None:  # fmt: skip
     """One line per run, its key first, and what OUT holds of it; nothing is written."""
-    counts = {"finished": 0, "failed": 0, "to run": 0}
+    counts = {"finished": 0, "failed": 0, "changed": 0, "to run": 0}
+    label = {"finished": "  (finished: kept)", "failed": "  (failed: runs again)",
+             "changed": "  (finished otherwise than the file now says: --rerun-changed "
+                        "runs it again)"}  # fmt: skip
     for run in sweep.runs:
-        found = folder.read_result(run.key)
-        state = "to run"
-        if found is not None and found.get("world_sha256") == world_sha[run.world]:
-            state = {"finished": "finished", "failed": "failed"}.get(str(found.get("status")),
-                                                                      "to run")  # fmt: skip
+        state = state_of(folder.read_result(run.key), world_sha[run.world], made[run.key])
         counts[state] += 1
-        label = {"finished": "  (finished: kept)", "failed": "  (failed: runs again)"}
         print(f"{run.key}  {run.describe()}{label.get(state, '')}", file=out)
+    changed = f", {counts['changed']} finished otherwise" if counts["changed"] else ""
     print(f"mudsim: {len(sweep.runs)} runs: {counts['finished']} finished, {counts['failed']} "
-          f"failed, {counts['to run']} to run (dry run: nothing was run)", file=err)  # fmt: skip
+          f"failed{changed}, {counts['to run']} to run (dry run: nothing was run)", file=err)  # fmt: skip
 
 
 def _plan_json(sweep: Sweep) -> dict[str, object]:

@@ -14,6 +14,11 @@ field. Nothing runs unless the whole file, its worlds and every run it makes are
       - {knowledge: off}
     probe: true                  # or {compare: [full, window], per_category: 3}
     resources: {cpus: 1, gpus: 0}   # what each run asks of Ray
+    timeout: 600                 # seconds a run may take (its probe included); then failed
+
+The runs are counted before they are made (worlds x runs entries x grid values x
+seeds): more than ``max_runs`` (``--max-runs``, default 10,000) is refused, in one line,
+before any memory goes to them.
 
 What a setting is: ``engine.lab.sweep_settings``; how the runs are made:
 ``engine.lab.sweep_plan``.
@@ -39,7 +44,15 @@ from pydantic import (
 
 from engine.config import EndpointConfig, LLMConfig
 from engine.errors import MudsimError, SweepFileError, WorldFileError
-from engine.lab.sweep_plan import PlannedRun, configurations, plan, repeated, seed_list
+from engine.lab.sweep_plan import (
+    MAX_RUNS,
+    PlannedRun,
+    configurations,
+    plan,
+    repeated,
+    run_count,
+    seed_list,
+)
 from engine.lab.sweep_settings import (
     SettingError,
     canonical,
@@ -89,6 +102,16 @@ class SweepSpec(_Strict):
     probe: ProbeSpec | None = None
     """``true``: the probe with its defaults; a mapping: its options; ``false``: none."""
     resources: ResourcesSpec = ResourcesSpec()
+    timeout: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    """Seconds one run may take, its probe included (None: no limit); a run past it is
+    stopped and recorded failed, and the sweep goes on."""
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _seconds(cls, value: Any) -> Any:
+        if isinstance(value, bool) or (value is not None and not isinstance(value, int | float)):
+            raise ValueError(f"timeout is a number of seconds, not {value!r}")
+        return value
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -143,8 +166,9 @@ def endpoint_dicts(spec: SweepSpec) -> list[dict[str, Any]] | None:
     return None if spec.endpoints is None else [e.model_dump(mode="json") for e in spec.endpoints]
 
 
-def load_sweep_file(path: Path) -> Sweep:
-    """Read and check ``path``, its worlds and every run; a ``SweepFileError`` if not."""
+def load_sweep_file(path: Path, *, max_runs: int = MAX_RUNS) -> Sweep:
+    """Read and check ``path``, its worlds and every run; a ``SweepFileError`` if not
+    (also when it makes more than ``max_runs`` runs, counted before they are made)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -160,26 +184,29 @@ def load_sweep_file(path: Path) -> Sweep:
         spec = SweepSpec.model_validate(data)
     except ValidationError as exc:
         raise SweepFileError(validation_problem(source, root, exc)) from exc
-    return _Checker(path, root, spec).sweep()
+    return _Checker(path, root, spec, max_runs).sweep()
 
 
 class _Checker:
     """What pydantic cannot check: each setting and value, the worlds, the LLM, and that
     every run makes a valid world and vault."""
 
-    def __init__(self, path: Path, root: yaml.Node | None, spec: SweepSpec) -> None:
+    def __init__(self, path: Path, root: yaml.Node | None, spec: SweepSpec,
+                 max_runs: int = MAX_RUNS) -> None:  # fmt: skip
         self.path, self.source, self.root, self.spec = path, str(path), root, spec
+        self.max_runs = max_runs
 
     def fail(self, loc: Loc, message: str) -> SweepFileError:
         return SweepFileError(f"{where(self.source, self.root, loc)}: {message}")
 
     def sweep(self) -> Sweep:
         spec = self.spec
+        named = [spec.world] if spec.world is not None else list(spec.worlds or [])
+        self.count(named)
         grid = self.grid()
         entries = self.entries(grid)
         seeds = seed_list(spec.seeds)
         self.llm()
-        named = [spec.world] if spec.world is not None else list(spec.worlds or [])
         worlds, texts = self.worlds(named)
         runs = plan(named, configurations(grid, entries), seeds, spec.turns)
         twice = repeated(runs)
@@ -189,6 +216,25 @@ class _Checker:
         self.check_runs(runs, texts)
         names = list(dict.fromkeys([*(k for e in entries for k in e), *grid]))
         return Sweep(self.path, spec, runs, names, worlds, texts)
+
+    def count(self, worlds: Sequence[str]) -> None:
+        """Refuse a plan of more than ``max_runs`` runs, counted (not made)."""
+        spec = self.spec
+        sizes = [len(values) for values in (spec.grid or {}).values()]
+        factors = {"worlds": len(worlds), "runs": max(1, len(spec.runs or [])),
+                   "grid": run_count(1, 1, sizes, 1),
+                   "seeds": spec.seeds if isinstance(spec.seeds, int) else len(spec.seeds)}  # fmt: skip
+        total = run_count(factors["worlds"], factors["runs"], sizes, factors["seeds"])
+        if total <= self.max_runs:
+            return
+        names = {"worlds": "worlds", "runs": "runs entries", "grid": "grid combinations",
+                 "seeds": "seeds"}  # fmt: skip
+        parts = [f"{n:,} {names[name]}" for name, n in factors.items() if n > 1]
+        given = [name for name in factors if name in spec.model_fields_set]
+        biggest = max(given, key=lambda name: factors[name], default="seeds")
+        raise self.fail((biggest,), f"this sweep makes {total:,} runs ({' x '.join(parts)}), "
+                                    f"more than --max-runs {self.max_runs:,}: give fewer "
+                                    "seeds or grid values, or a larger --max-runs")  # fmt: skip
 
     def grid(self) -> dict[str, list[Any]]:
         grid = self.spec.grid

@@ -8,6 +8,10 @@
 - **Seeds**: a list, or a count ``n`` meaning ``0 .. n-1``.
 - Every world x configuration x seed is one run. They are ordered seed first, so a
   sweep stopped half-way has every configuration's first seeds before any's last.
+- The plan is **counted before it is built** (``run_count``: worlds x runs entries x
+  each grid setting's values x seeds, multiplied, never listed), so a sweep file that
+  would make millions of runs is refused (``MAX_RUNS``, the CLI's ``--max-runs``) before
+  any memory goes to them.
 - A run's **key** is a readable slug of its world, settings and seed, then the first
   ``HASH_CHARS`` hex digits of the sha256 of the canonical JSON of what the run is
   (world, settings, seed, turns): never of where it runs or where its results go, so the
@@ -26,6 +30,8 @@ from pathlib import PurePosixPath
 from typing import Any, Final
 
 HASH_CHARS: Final = 8
+MAX_RUNS: Final = 10_000
+"""The most runs a sweep makes unless ``--max-runs`` says otherwise."""
 SLUG_CHARS: Final = 72
 """The world and settings part of a key is cut to this many characters (the seed and the
 hash follow it; the hash keeps keys unique)."""
@@ -79,7 +85,7 @@ def run_key(world: str, settings: Mapping[str, Any], seed: int, turns: int) -> s
     identity = {"world": world, "settings": dict(settings), "seed": seed, "turns": turns}
     digest = hashlib.sha256(canonical_json(identity).encode("utf-8")).hexdigest()
     parts = [slug(PurePosixPath(world).stem)]
-    parts += [f"{slug(name)}={slug(_shown(value))}" for name, value in settings.items()]
+    parts += [f"{slug(name)}={value_slug(_shown(value))}" for name, value in settings.items()]
     head = "_".join(part for part in parts if part)[:SLUG_CHARS].rstrip("_-.=")
     return "_".join(part for part in (head, f"seed={seed}", digest[:HASH_CHARS]) if part)
 
@@ -88,6 +94,22 @@ def slug(text: str) -> str:
     """``text`` with only ``[A-Za-z0-9._-]`` kept (runs of anything else as one ``-``):
     a safe folder name on every system."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")
+
+
+def value_slug(text: str) -> str:
+    """A setting's value in a key: ``slug``, but a negative number keeps its sign
+    (``num_ctx=-5``, never ``num_ctx=5``); it follows ``name=``, so never starts a key."""
+    made = slug(text)
+    return f"-{made}" if re.match(r"\s*-\d", text) and made[:1].isdigit() else made
+
+
+def run_count(worlds: int, entries: int, grid_sizes: Sequence[int], seeds: int) -> int:
+    """How many runs a sweep makes, without making them: every world x each ``runs``
+    entry (none: one) x every combination of the grid's values x every seed."""
+    count = worlds * max(1, entries) * seeds
+    for size in grid_sizes:
+        count *= size
+    return count
 
 
 def _shown(value: Any) -> str:

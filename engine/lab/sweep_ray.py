@@ -10,12 +10,15 @@ task that finds it (OUT is on a file system the node shares) writes the run stra
 into ``OUT/runs/<key>/``; one that does not runs in a folder of its own node and
 returns the run's folder as a ``.tar.gz`` archive (bytes), which the sweep unpacks under
 OUT (``engine.lab.sweep_archive``). Ray is imported only here, when ``--ray`` is given:
-without it, one line says how to install it (``pip install 'mudsim[sweep]'``).
+without it, one line says how to install it (``pip install 'mudsim[sweep]'``). A
+``ray://`` address needs Ray Client (``ray[client]``: gRPC), which the ``sweep`` extra
+brings; a Ray installed without it is one line saying so, not Ray's own message.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import secrets
 import shutil
@@ -34,6 +37,23 @@ from engine.lab.sweep_store import Outcome
 MARKER: Final = ".sweep-shared"
 POLL_SECONDS: Final = 0.5
 NEEDS_RAY: Final = "--ray needs Ray: pip install 'mudsim[sweep]'"
+CLIENT: Final = "ray://"
+
+
+def needs_client(address: str) -> str:
+    return (f"--ray {address} needs Ray Client, which this Ray was installed without: "
+            "pip install 'mudsim[sweep]' (or pip install 'ray[client]')")  # fmt: skip
+
+
+def client_missing() -> bool:
+    """Whether Ray Client's dependency (gRPC) is missing: Ray asks the same."""
+    try:
+        importlib.import_module("grpc")
+    except ImportError:
+        return True
+    return False
+
+
 Sharing = Literal["auto", "never"]
 
 
@@ -69,6 +89,8 @@ class RayExecutor:
             import ray
         except ImportError as exc:
             raise MissingExtraError(NEEDS_RAY) from exc
+        if address and address.startswith(CLIENT) and client_missing():
+            raise MissingExtraError(needs_client(address))
         self.ray: Any = ray
         self.address, self.out, self.worker, self.sharing = address, out, worker, sharing
         self.cpus, self.gpus = cpus, gpus

@@ -7,7 +7,9 @@ sweeps, and the world when there are several), its failed runs counted but left 
 the figures. The interval is Student's t over the group's runs: mean +- t(0.975, n-1) *
 s / sqrt(n) (none for a single run). ``report`` reads ``OUT/results.parquet`` (or
 ``.csv``) and ``OUT/plan.json``, prints the tables and writes ``OUT/report/summary.csv``
-and ``OUT/report/<figure>.png`` (matplotlib, in the ``analysis`` extra).
+and ``OUT/report/<figure>.png`` (matplotlib, in the ``analysis`` extra). In a chart a
+group with no finished run (so no mean) has no bar, its label says "no finished run",
+never a bar of 0; each PNG's ``Description`` text says every bar's value, or its absence.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any, Final
 
 from engine.errors import UsageError
 from engine.lab.sweep_plan import slug
-from engine.lab.sweep_results import IDENTITY, TRAILER, read_results
+from engine.lab.sweep_results import IDENTITY, PROVENANCE, TRAILER, read_results
 from engine.lab.sweep_store import PLAN
 from engine.vault.files import atomic_write_text, make_folder
 
@@ -82,7 +84,7 @@ class Group:
 
 def metric_names(rows: Sequence[Mapping[str, Any]], settings: Sequence[str]) -> list[str]:
     """The numeric columns that are figures (not the run's identity or settings)."""
-    skip = {*IDENTITY, *TRAILER, *settings}
+    skip = {*IDENTITY, *PROVENANCE, *TRAILER, *settings}
     names = list(dict.fromkeys(name for row in rows for name in row if name not in skip))
     return [n for n in names if any(_number(row.get(n)) is not None for row in rows)]
 
@@ -184,9 +186,46 @@ def _plan(out: Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+NO_RUN: Final = "no finished run"
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One group's bar in a figure's chart: its mean (None: no finished run, no bar) and
+    how far its interval reaches below and above it."""
+
+    label: str
+    mean: float | None
+    below: float = 0.0
+    above: float = 0.0
+
+
+def bars(groups: Sequence[Group], by: Sequence[str], metric: str) -> list[Bar]:
+    found = []
+    for g in groups:
+        e = g.estimates[metric]
+        label = g.label(by) or "all runs"
+        if e.mean is None:
+            found.append(Bar(f"{label}\n({NO_RUN})", None))
+            continue
+        low, high = (
+            (e.low, e.high) if e.low is not None and e.high is not None else (e.mean, e.mean)
+        )
+        found.append(Bar(label, e.mean, e.mean - low, high - e.mean))
+    return found
+
+
+def description(metric: str, drawn: Sequence[Bar]) -> str:
+    """What a chart shows, as text (its PNG's ``Description``)."""
+    shown_bars = [f"{b.label.splitlines()[0]}: " + (NO_RUN if b.mean is None else shown(b.mean))
+                  for b in drawn]  # fmt: skip
+    return f"{metric}, mean over seeds by group: " + "; ".join(shown_bars)
+
+
 def write_charts(groups: Sequence[Group], by: Sequence[str], metrics: Sequence[str],
                  folder: Path) -> str:  # fmt: skip
-    """One bar chart per figure (each group's mean, its interval as an error bar)."""
+    """One bar chart per figure (each group's mean, its interval as an error bar; a group
+    with no finished run has no bar, and says so)."""
     try:
         import matplotlib
 
@@ -194,20 +233,23 @@ def write_charts(groups: Sequence[Group], by: Sequence[str], metrics: Sequence[s
         import matplotlib.pyplot as plt
     except ImportError:
         return MISSING_CHARTS
-    labels = [g.label(by) or "all runs" for g in groups]
     for metric in metrics:
-        estimates = [g.estimates[metric] for g in groups]
-        means = [e.mean or 0.0 for e in estimates]
-        below = [e.mean - e.low if e.low is not None and e.mean is not None else 0.0
-                 for e in estimates]  # fmt: skip
-        above = [e.high - e.mean if e.high is not None and e.mean is not None else 0.0
-                 for e in estimates]  # fmt: skip
+        drawn = bars(groups, by, metric)
         figure, axes = plt.subplots(figsize=(max(5.0, 1.2 * len(groups) + 2), 4))
-        axes.bar(range(len(groups)), means, yerr=[below, above], capsize=4, color="#4c72b0")
-        axes.set_xticks(range(len(groups)), labels, rotation=30, ha="right", fontsize=8)
+        here = [i for i, b in enumerate(drawn) if b.mean is not None]
+        axes.bar(here, [drawn[i].mean or 0.0 for i in here], capsize=4, color="#4c72b0",
+                 yerr=[[drawn[i].below for i in here], [drawn[i].above for i in here]])  # fmt: skip
+        for i, b in enumerate(drawn):
+            if b.mean is None:
+                axes.annotate(NO_RUN, (i, 0), ha="center", va="bottom", color="#888888",
+                              fontsize=8, rotation=90)  # fmt: skip
+        axes.set_xticks(range(len(drawn)), [b.label for b in drawn], rotation=30, ha="right",
+                        fontsize=8)  # fmt: skip
+        axes.set_xlim(-0.6, len(drawn) - 0.4)
         axes.set_ylabel(metric)
         axes.set_title(f"{metric}: mean and 95% interval over seeds")
         figure.tight_layout()
-        figure.savefig(folder / f"{slug(metric)}.png", dpi=100)
+        figure.savefig(folder / f"{slug(metric)}.png", dpi=100,
+                       metadata={"Description": description(metric, drawn)})  # fmt: skip
         plt.close(figure)
     return f"Charts: {folder}/<figure>.png ({len(metrics)} files)"

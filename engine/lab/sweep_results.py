@@ -3,8 +3,12 @@
 
 A row is ``run_key``, ``world``, ``seed``, one column per setting under the setting's own
 name (empty where a run does not set it), the run's figures (``engine.lab.sweep_metrics``),
-then ``status`` (finished or failed), ``error`` and ``attempt``. A failed run's figures
-are empty; a finished run that made no call of some kind has 0 there.
+what made it (``llm_url``, secrets removed, ``llm_model``, ``mudsim_version`` and
+``git_commit``), then ``status`` (finished or failed), ``error`` and ``attempt``. A failed
+run's figures are empty; a finished run that made no call of some kind has 0 there.
+
+The table is rewritten (atomically, each file) as each run ends, so a sweep killed
+half-way leaves a table of every run that ended before it.
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ from typing import Any, Final
 
 from engine.errors import MissingExtraError, UsageError, VaultError
 from engine.lab.export import pyarrow, write_parquet
+from engine.lab.sweep_identity import llm_models, llm_url
 from engine.lab.sweep_store import Result
 from engine.vault.files import atomic_write_text
 
 PARQUET: Final = "results.parquet"
 CSV: Final = "results.csv"
 IDENTITY: Final = ("run_key", "world", "seed")
+PROVENANCE: Final = ("llm_url", "llm_model", "mudsim_version", "git_commit")
 TRAILER: Final = ("status", "error", "attempt")
 ORDER: Final = ("turns", "turns_skipped", "calls", "calls_*", "call_failures", "retries",
                 "tokens_in", "tokens_out", "llm_seconds", "seconds", "memories", "compactions",
@@ -55,6 +61,9 @@ def rows_of(results: Sequence[Result], settings: Sequence[str]) -> list[dict[str
         for name in metrics:
             value = outcome.metrics.get(name)
             row[name] = 0 if value is None and finished and name.startswith("calls_") else value
+        made = result.fingerprint or {}
+        row |= {"llm_url": llm_url(made), "llm_model": llm_models(made),
+                "mudsim_version": made.get("mudsim"), "git_commit": result.commit}  # fmt: skip
         row |= {"status": outcome.status, "error": outcome.error, "attempt": result.attempt}
         rows.append(row)
     return rows
@@ -66,12 +75,15 @@ def _cell(value: Any) -> Any:
 
 
 def write_results(out: Path, rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Write both files (Parquet only with pyarrow); what was written, or why not."""
-    atomic_write_text(out / CSV, _csv_text(rows))
+    """Write both files, each atomically (Parquet only with pyarrow, and first: the CSV
+    is the last word, so the Parquet table never holds fewer runs); what was written,
+    or why not."""
     try:
         write_parquet(rows, list(rows[0]) if rows else [], out / PARQUET)
     except MissingExtraError:
+        atomic_write_text(out / CSV, _csv_text(rows))
         return [str(out / CSV), NEEDS_PYARROW]
+    atomic_write_text(out / CSV, _csv_text(rows))
     return [str(out / PARQUET), str(out / CSV)]
 
 

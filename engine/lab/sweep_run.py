@@ -7,7 +7,10 @@ its vault's ``config/*.md`` (its switches and vault settings), runs it into
 ``vault.partial/`` with the narrative going to ``narrative.txt`` and everything else the
 run says (its stderr, llama.cpp's own output) to ``log.txt``, never to the sweep's
 terminal; with the probe, quizzes the agents the same way (``probe.txt``); reads the
-run's figures; and only then renames ``vault.partial`` to ``vault``. Whatever goes wrong
+run's figures; and only then renames ``vault.partial`` to ``vault``. With a ``timeout``, a
+run (its probe included) still going at that many seconds is cancelled (again every
+``CUT_SECONDS`` while it winds down, so a call that hangs cannot hold it) and fails with
+"timed out after N s"; its partial vault is discarded on the next start. Whatever goes wrong
 is the run's ``Outcome`` (failed, with one line saying why; a traceback goes to
 ``log.txt`` when the error is not one mudsim expects): it never escapes to the sweep.
 """
@@ -21,10 +24,10 @@ import shutil
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from engine.errors import MudsimError
 from engine.lab.probe.probe import ProbeOptions, probe
@@ -35,7 +38,10 @@ from engine.sim.run import RunOptions, run_headless
 from engine.vault.config_files import FILES
 from engine.vault.files import make_folder, write_front_matter
 
+T = TypeVar("T")
 PROBE_OUTPUT = "probe.txt"
+CUT_SECONDS = 0.5
+"""Once past its time limit, a run is cancelled again this often until it has ended."""
 FINISHED_REASON = "turns done"
 """What a run's record says when every agent took its turns (``engine.sim.run``)."""
 
@@ -60,6 +66,8 @@ class RunTask:
     """``{compare: [...], per_category: n}``, or None: no probe."""
     environ: Mapping[str, str] = field(default_factory=dict)
     """``MUDSIM_LLM_URL`` / ``MUDSIM_MODEL`` as the sweep saw them."""
+    timeout: float | None = None
+    """Seconds the run (its probe included) may take; None: no limit."""
 
     def with_folder(self, folder: Path) -> RunTask:
         return replace(self, folder=folder)
@@ -67,6 +75,31 @@ class RunTask:
 
 class RunEndedEarly(MudsimError):
     """The run stopped before every agent took its turns (a signal, an error)."""
+
+
+class RunTimedOut(MudsimError):
+    """The run went past the sweep file's ``timeout``."""
+
+
+def timed_out(seconds: float) -> str:
+    return f"timed out after {seconds:g} s"
+
+
+async def within(work: Coroutine[Any, Any, T], seconds: float | None, limit: float) -> T:
+    """``work``'s result, or a ``RunTimedOut`` once ``seconds`` have passed (``limit``:
+    the whole run's limit, for the message); a run past it is cancelled until it ends."""
+    task = asyncio.ensure_future(work)
+    if seconds is None:
+        return await task
+    done, _ = await asyncio.wait({task}, timeout=max(0.0, seconds))
+    if task in done:
+        return task.result()
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=CUT_SECONDS)
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        task.result()  # its CancelledError, or what its cleanup raised: the time limit says it
+    raise RunTimedOut(timed_out(limit))
 
 
 def execute_run(task: RunTask) -> Outcome:
@@ -114,7 +147,12 @@ def _run(task: RunTask, narrative: TextIO) -> dict[str, Any]:
     environ = dict(task.environ)
     run = RunOptions(task.folder / WORLD, partial, llm, model, task.turns, task.seed)
     started = time.perf_counter()
-    asyncio.run(run_headless(run, environ, out=narrative))
+    limit = task.timeout
+
+    def left() -> float | None:
+        return None if limit is None else limit - (time.perf_counter() - started)
+
+    asyncio.run(within(run_headless(run, environ, out=narrative), left(), limit or 0.0))
     seconds = time.perf_counter() - started
     meta = the_run(partial).meta()
     reason = meta.get("reason")
@@ -130,7 +168,7 @@ def _run(task: RunTask, narrative: TextIO) -> dict[str, Any]:
                               per_category=int(task.probe["per_category"]), seed=task.seed,
                               llm=llm, model=model)  # fmt: skip
         with (task.folder / PROBE_OUTPUT).open("w", encoding="utf-8") as out:
-            report = asyncio.run(probe(asking, environ, out=out))
+            report = asyncio.run(within(probe(asking, environ, out=out), left(), limit or 0.0))
     return run_metrics(partial, seconds, report)
 
 

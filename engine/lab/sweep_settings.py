@@ -16,7 +16,9 @@ A setting of a sweep file (``grid``, ``runs``) is one of:
   call is spent writing one nobody reads; the rules still write its files);
 - a **vault setting**, ``section.key`` (``memory_compaction.consolidate_every``,
   ``llm.profiles.actor.options.num_ctx``): written into the run's ``config/*.md``, and
-  checked as those files are (an unknown key is refused).
+  checked as those files are (an unknown key is refused); the model options mudsim
+  reads are also checked for range (``OPTION_RANGES``: a negative ``num_ctx`` is refused
+  when the sweep is planned, not found when its runs fail).
 
 Every value is checked and made canonical here (``on``/``off`` for a switch, the world
 file's own types for a character setting), so two spellings of one value give one run key.
@@ -44,6 +46,17 @@ NOT_SWEPT: Final = frozenset({"name", "type", "location", "id", "aliases", "mode
 CHARACTER_SETTINGS: Final = tuple(
     name for name in CharacterSpec.model_fields if name not in NOT_SWEPT
 )
+OPTION_RANGES: Final[dict[str, tuple[float, float | None, str]]] = {
+    "num_ctx": (1, None, "a whole number of at least 1"),
+    "num_predict": (-2, None, "a whole number of at least -2 (-1: no limit, -2: fill the context)"),
+    "top_k": (0, None, "a whole number of at least 0"),
+    "temperature": (0, None, "a number of at least 0"),
+    "top_p": (0, 1, "a number from 0 to 1"),
+    "min_p": (0, 1, "a number from 0 to 1"),
+    "repeat_penalty": (0, None, "a number of at least 0"),
+}
+"""Model options mudsim reads: (lowest, highest or None, what is allowed). Their types
+are checked by the vault's settings; their ranges here."""
 ON: Final = "on"
 OFF: Final = "off"
 
@@ -151,13 +164,26 @@ def vault_settings(
     if data.get("record", {}).get("record") is False:
         raise SettingError("record.record cannot be false: a sweep reads each run's record")
     try:
-        return Settings.model_validate(data)
+        made = Settings.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         message = ("no such setting (check its spelling)" if first["type"] == "extra_forbidden"
                    else first["msg"])  # fmt: skip
         raise SettingError(f"{where}: {message}") from exc
+    for role, profile in made.llm.profiles.items():
+        check_options(f"llm.profiles.{role}.options", profile.options)
+    return made
+
+
+def check_options(where: str, options: Mapping[str, Any]) -> None:
+    """Each model option of ``OPTION_RANGES`` in its range (a ``SettingError`` if not)."""
+    for name, (low, high, allowed) in OPTION_RANGES.items():
+        value = options.get(name)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            continue  # unset (a wrong type is refused by the vault's settings)
+        if value < low or (high is not None and value > high):
+            raise SettingError(f"{where}.{name}: {name} is {allowed}, not {value!r}")
 
 
 def _put(data: dict[str, Any], dotted: str, value: Any) -> None:

@@ -11,9 +11,13 @@
     OUT/results.parquet, results.csv one row per run
     OUT/report/                      ``mudsim sweep report``: summary.csv, a chart per metric
 
-A run counts when its ``result.json`` says it finished and its world file is still the
-one it ran (the same sha256). On resume, everything else of a run is removed and the run
-starts again from nothing: a vault is complete or discarded, never half counted.
+A run counts when its ``result.json`` says it finished, its world file is still the one
+it ran (the same sha256) and it was made as the sweep file now says (the same
+fingerprint: LLM, models, probe, mudsim version; ``engine.lab.sweep_identity``). A
+finished run made otherwise is never silently reused: the start is refused, naming it,
+unless ``rerun_changed`` (``--rerun-changed``) runs it again. On resume, everything else
+of a run is removed and the run starts again from nothing: a vault is complete or
+discarded, never half counted.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any, Final, Literal
 from filelock import FileLock, Timeout
 
 from engine.errors import UsageError, VaultError
+from engine.lab.sweep_identity import differences, refusal
 from engine.lab.sweep_plan import PlannedRun
 from engine.vault.files import atomic_write_json, atomic_write_text, make_folder, os_reason
 
@@ -69,10 +74,16 @@ class Result:
     outcome: Outcome
     attempt: int
     world_sha256: str
+    fingerprint: Mapping[str, Any] | None = None
+    """What the run was made with (``engine.lab.sweep_identity``; None: not recorded)."""
+    commit: str = ""
+    """The git commit of the mudsim that ran it ("" when not run from a checkout)."""
 
     def to_json(self) -> dict[str, Any]:
         return {**self.outcome.to_json(), "identity": self.run.identity(),
-                "attempt": self.attempt, "world_sha256": self.world_sha256}  # fmt: skip
+                "attempt": self.attempt, "world_sha256": self.world_sha256,
+                "fingerprint": dict(self.fingerprint) if self.fingerprint is not None else None,
+                "git_commit": self.commit}  # fmt: skip
 
 
 def text_sha256(text: str) -> str:
@@ -131,6 +142,10 @@ class SweepFolder:
             raise VaultError(f"cannot remove {folder} to run it again: {os_reason(exc)}") from exc
 
 
+class ChangedRunsError(UsageError):
+    """Finished runs in OUT were made with another LLM, probe or mudsim version."""
+
+
 @dataclass(frozen=True)
 class Resume:
     """What a sweep finds in OUT: runs that count, failures kept, runs still to do."""
@@ -142,27 +157,56 @@ class Resume:
     """Key -> attempts made before (for a run to do)."""
 
 
-def scan(folder: SweepFolder, runs: Sequence[PlannedRun], world_sha: Mapping[str, str], *,
-         retry_failed: bool = True) -> Resume:  # fmt: skip
+def scan(folder: SweepFolder, runs: Sequence[PlannedRun], world_sha: Mapping[str, str],
+         fingerprints: Mapping[str, Mapping[str, Any]], *, retry_failed: bool = True,
+         rerun_changed: bool = False) -> Resume:  # fmt: skip
     """Sort ``runs`` by what OUT holds of them, and discard every unfinished run's
-    leftovers. A failed run is run again unless ``retry_failed`` is False."""
+    leftovers. A failed run is run again unless ``retry_failed`` is False (one made
+    otherwise than ``fingerprints`` say always is). A finished run made otherwise is a
+    ``ChangedRunsError`` (before anything is removed) unless ``rerun_changed``."""
     done, kept, todo, attempts = [], [], [], {}
+    changed: list[tuple[str, list[str]]] = []
     for run in runs:
         found = folder.read_result(run.key)
         same_world = found is not None and found.get("world_sha256") == world_sha[run.world]
         previous = int(found.get("attempt") or 0) if found is not None else 0
         if found is not None and same_world and found.get("status") in ("finished", "failed"):
-            result = Result(run, _outcome(found), previous, world_sha[run.world])
-            if found["status"] == "finished":
+            made = found.get("fingerprint")
+            wanted = fingerprints[run.key]
+            result = Result(run, _outcome(found), previous, world_sha[run.world],
+                            made if isinstance(made, dict) else None,
+                            str(found.get("git_commit") or ""))  # fmt: skip
+            same = made == wanted
+            if found["status"] == "finished" and same:
                 done.append(result)
                 continue
-            if not retry_failed:
+            if found["status"] == "finished":
+                changed.append((run.key, differences(result.fingerprint, wanted)))
+            elif same and not retry_failed:
                 kept.append(result)
                 continue
-        folder.discard(run.key)
+            same_world = same_world and same
         attempts[run.key] = previous if same_world else 0
         todo.append(run)
+    if changed and not rerun_changed:
+        raise ChangedRunsError(refusal(str(folder.root), changed))
+    for run in todo:
+        folder.discard(run.key)
     return Resume(done, kept, todo, attempts)
+
+
+def state_of(found: Mapping[str, Any] | None, world_sha: str,
+             fingerprint: Mapping[str, Any]) -> str:  # fmt: skip
+    """What OUT holds of a run (its ``result.json``, or None): ``finished``, ``failed``,
+    ``changed`` (finished, but made otherwise than ``fingerprint``) or ``to run``."""
+    if found is None or found.get("world_sha256") != world_sha:
+        return "to run"
+    status = found.get("status")
+    if status == "finished":
+        return "finished" if found.get("fingerprint") == fingerprint else "changed"
+    if status == "failed" and found.get("fingerprint") == fingerprint:
+        return "failed"
+    return "to run"
 
 
 def _outcome(found: Mapping[str, Any]) -> Outcome:

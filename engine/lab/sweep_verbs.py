@@ -11,22 +11,27 @@ from pathlib import Path
 from typing import Any, Final
 
 from engine.errors import UsageError
+from engine.lab.sweep_plan import MAX_RUNS
 
 SUMMARY: Final = ("Run a sweep file's runs (a grid of settings x seeds) on a local process "
                   "pool or Ray, into one results table; or report on one.")  # fmt: skip
 USAGE: Final = (
     "mudsim sweep SWEEP.yaml --out DIR [--workers N] [--ray [ADDRESS]] [--dry-run] "
-    "[--skip-failed]\n       mudsim sweep report DIR [--by SETTING ...]"
+    "[--skip-failed] [--rerun-changed] [--max-runs N]\n"
+    "       mudsim sweep report DIR [--by SETTING ...]"
 )
 DETAILS: Final = (
     SUMMARY + " Each run is what `mudsim run WORLD --headless --turns N --seed S` does, in "
     "its own vault at DIR/runs/<run key>/vault/. A sweep stopped or killed half-way and "
     "started again keeps the finished runs and runs the rest from scratch (failed ones too, "
-    "unless --skip-failed). Results: DIR/results.parquet (pip install 'mudsim[analysis]') "
-    "and DIR/results.csv, one row per run. `sweep report DIR` prints each figure's mean "
+    "unless --skip-failed). A finished run made with another LLM, model, probe or mudsim "
+    "version than the sweep file now gives is never reused: the start is refused, naming "
+    "it, unless --rerun-changed. Results: DIR/results.parquet (pip install "
+    "'mudsim[analysis]') and DIR/results.csv, one row per run, rewritten as each run ends. "
+    "`sweep report DIR` prints each figure's mean "
     "and 95% interval over seeds per configuration, and draws a chart per figure under "
     "DIR/report/. --ray: a local Ray, or --ray ray://HEAD:10001 (or auto) for a cluster "
-    "(pip install 'mudsim[sweep]')."
+    "(pip install 'mudsim[sweep]', which brings Ray Client for ray://)."
 )
 REPORT: Final = "report"
 
@@ -48,6 +53,13 @@ def add(verbs: Any, *, positive: Callable[[str], int]) -> None:
                      help="print one line per run (its key first); run nothing")  # fmt: skip
     sub.add_argument("--skip-failed", action="store_true",
                      help="keep failed runs as they are instead of running them again")  # fmt: skip
+    sub.add_argument("--rerun-changed", action="store_true",
+                     help="run again the finished runs made with another LLM, model, probe or "
+                     "mudsim version than the sweep file now gives (without it such runs "
+                     "refuse the start: exit 2, nothing is run or written)")  # fmt: skip
+    sub.add_argument("--max-runs", type=positive, metavar="N", default=MAX_RUNS,
+                     help=f"refuse a sweep file that makes more than N runs (default "
+                     f"{MAX_RUNS:,}; counted before the runs are made)")  # fmt: skip
     sub.add_argument("--by", nargs="+", metavar="SETTING",
                      help="report: group by these settings (default: every setting swept)")  # fmt: skip
     sub.set_defaults(run=sweep)
@@ -74,7 +86,8 @@ def _run(args: argparse.Namespace, target: list[str]) -> None:
     if args.by:
         raise UsageError("--by is for `mudsim sweep report DIR`")
     options = SweepOptions(Path(target[0]), args.out, args.workers, args.ray, args.dry_run,
-                           retry_failed=not args.skip_failed)  # fmt: skip
+                           retry_failed=not args.skip_failed,
+                           rerun_changed=args.rerun_changed, max_runs=args.max_runs)  # fmt: skip
     failures(run_sweep(options, os.environ))
 
 
@@ -85,7 +98,8 @@ def _report(args: argparse.Namespace, target: list[str]) -> None:
         raise UsageError("usage: mudsim sweep report DIR [--by SETTING ...]")
     given = [name for name, on in (("--out", args.out is not None), ("--workers", args.workers),
              ("--ray", args.ray is not None), ("--dry-run", args.dry_run),
-             ("--skip-failed", args.skip_failed)) if on]  # fmt: skip
+             ("--skip-failed", args.skip_failed), ("--rerun-changed", args.rerun_changed),
+             ("--max-runs", args.max_runs != MAX_RUNS)) if on]  # fmt: skip
     if given:
         raise UsageError(f"sweep report takes no {' or '.join(given)}")
     print(report(Path(target[0]), args.by))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,4 +100,30 @@ def test_without_ray_it_says_how_to_install_it(
     err = capsys.readouterr().err
     assert code == 2
     assert err.splitlines()[0] == "mudsim: --ray needs Ray: pip install 'mudsim[sweep]'"
+    assert not list((tmp_path / "out" / "runs").iterdir())
+
+
+def test_the_sweep_extra_brings_ray_client() -> None:
+    import tomllib
+
+    from helpers import REPO
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]  # fmt: skip
+    [ray] = [r for r in extras["sweep"] if re.match(r"ray\b", r)]
+    assert re.fullmatch(r"ray\[([a-z,]+)\]>=(\S+)", ray.replace(" ", "")), ray
+    assert "client" in ray.split("[")[1].split("]")[0].split(",")  # ray:// needs Ray Client
+
+
+def test_without_ray_client_a_ray_address_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("ray", reason="Ray (the sweep extra) is not installed")
+    monkeypatch.setitem(sys.modules, "grpc", None)  # Ray without its client extra
+    path = write_sweep(tmp_path, sweep_text("fake:look", seeds="1", grid="  model: [tiny]\n"))
+    code = main(["sweep", str(path), "--out", str(tmp_path / "out"), "--ray", "ray://127.0.0.1:9"])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "mudsim: --ray ray://127.0.0.1:9 needs Ray Client, which this Ray was installed "
+        "without: pip install 'mudsim[sweep]' (or pip install 'ray[client]')\n")  # fmt: skip
     assert not list((tmp_path / "out" / "runs").iterdir())

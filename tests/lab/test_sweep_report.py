@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.cli import main
-from engine.lab.sweep_report import T_975, estimate, group, metric_names, t_975
+from engine.lab.sweep_report import T_975, bars, estimate, group, metric_names, t_975
 
 TABLE: list[dict[str, Any]] = [
     {"run_key": "a0", "world": "w.yaml", "seed": 0, "model": "a", "recent_window": 8,
@@ -144,3 +144,27 @@ def test_a_report_of_what_is_not_a_sweep_is_one_line(
     assert main(["sweep", "report", str(out), "--by", "modle"]) == 2
     assert capsys.readouterr().err == (
         "mudsim: --by modle: no such column; the settings are model, recent_window\n")  # fmt: skip
+
+
+def test_a_group_with_no_finished_run_is_drawn_as_missing_not_as_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from PIL import Image
+
+    out = _hand_built_out(tmp_path)
+    failed = {**TABLE[4], "run_key": "d0", "model": "d", "seed": 0}  # its only run failed
+    with (out / "results.csv").open("a", newline="", encoding="utf-8") as handle:
+        csv.DictWriter(handle, fieldnames=list(TABLE[0]), lineterminator="\n").writerow(failed)
+    assert main(["sweep", "report", str(out)]) == 0
+    said = capsys.readouterr().out
+    block = said.split("\ntokens_in\n")[1].split("\n\n")[0].splitlines()
+    assert block[4].split() == ["d", "8", "0", "(1", "failed)", "-", "-"]
+    groups = group([*TABLE, failed], SETTINGS, ["tokens_in"])
+    drawn = bars(groups, SETTINGS, "tokens_in")
+    assert [b.mean for b in drawn] == [200.0, 50.0, 130.0, None]
+    assert drawn[3].label == "model=d, recent_window=8\n(no finished run)"
+    with Image.open(out / "report" / "tokens_in.png") as chart:
+        described = chart.text["Description"]  # type: ignore[attr-defined]
+    assert described == ("tokens_in, mean over seeds by group: model=a, recent_window=8: 200; "
+                         "model=b, recent_window=8: 50; model=a, recent_window=16: 130; "
+                         "model=d, recent_window=8: no finished run")  # fmt: skip
