@@ -128,8 +128,11 @@ class _Player:
 async def _play(port: int, player: _Player, start: asyncio.Event, stop: asyncio.Event) -> None:
     import telnetlib3
 
+    # each player from an address of its own, as players on their own machines are (the
+    # server allows 5 connections an address)
+    source = (f"127.0.{player.number // 250}.{player.number % 250 + 2}", 0)
     reader, writer = await telnetlib3.open_connection("127.0.0.1", port, cols=250, term="dumb",
-                                                      connect_minwait=0.0)  # fmt: skip
+                                                      connect_minwait=0.0, local_addr=source)  # fmt: skip
     name = f"Player{player.number}"
     buffer = ""
 

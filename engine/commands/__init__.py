@@ -12,6 +12,7 @@ from engine.commands import (
     identity,
     knowledge,
     memory,
+    moderation,
     movement,
     query,
     social,
@@ -40,7 +41,7 @@ def default_registry() -> Registry:
     registry = Registry()
     families = (
         social, movement, memory, knowledge, handbook, identity, query, building, admin, clock,
-        chronicle, training, account,
+        chronicle, training, account, moderation,
     )  # fmt: skip
     for family in families:
         registry.extend(family.COMMANDS)

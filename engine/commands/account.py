@@ -1,9 +1,14 @@
 """Accounts (admins): who may log in over telnet.
 
     @account                          list every account
-    @account add Wren [builder]       Wren may log in; the first login chooses the password
+    @account add Wren [builder]       Wren may log in (as a player unless a role is
+                                      given); the first login chooses the password
     @account password Wren            Wren's next login chooses a new password
-    @account remove Wren              Wren may no longer log in
+    @account remove Wren              Wren may no longer log in (and is thrown out)
+
+A character's role is its account's: each login gives the character the account's role
+(``player`` when none is given), so an account removed and added again is a plain
+player, whatever role it had before.
 
 A password never passes through a command: it would be remembered in the caller's
 journal and kept in the run's record. An account made or reset here has none until the
@@ -58,7 +63,11 @@ def account(ctx: CommandContext, call: Invocation) -> Result:
         if found.name.casefold() == ctx.caller.name.casefold():
             return failed("You cannot remove your own account.", "Ask another admin.")
         store.remove(found.name)
-        return done(f"{found.name} may no longer log in (a connection open now stays open).")
+        door = ctx.doorkeeper()
+        closed = door is not None and door.disconnect(
+            found.name, "Your account was removed; this connection is closed.")  # fmt: skip
+        return done(f"{found.name} may no longer log in" +
+                    (" (their connection is closed)." if closed else "."))  # fmt: skip
     store.set_password(found.name, "")
     return done(f"{found.name}'s password is cleared: the next login as {found.name} "
                 "chooses a new one. Tell them now; until then anyone who knows the name can.")  # fmt: skip
@@ -70,7 +79,7 @@ def _list(ctx: CommandContext) -> Result:
         return done("No accounts yet. " + USAGE)
     lines = [f"Accounts ({len(accounts)}):"]
     for a in accounts:
-        role = a.role.value if a.role else "the character's own role"
+        role = (a.role or Role.PLAYER).value
         password = "chosen at the next login" if a.pending else "set"
         lines.append(f"- {a.name}: {role}; password {password}")
     return done("\n".join(lines))
@@ -96,7 +105,7 @@ def _add(ctx: CommandContext, rest: str) -> Result:
             return failed(problem)
     made = store.add(Account(character.name if character else name, role, ""))
     where = "" if character else " (a new player character, made at the start room)"
-    given = f"the {role.value} role" if role else "the character's own role"
+    given = f"the {(role or Role.PLAYER).value} role"
     return done(f"{made.name} may log in{where}, with {given}. The first login as {made.name} "
                 "chooses the password: tell them now; until then anyone who knows the name can.")  # fmt: skip
 

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from engine.commands.registry import Registry
 from engine.vault.accounts import AccountStore
+from engine.vault.bans import BanStore
 from engine.vault.handbook_store import HandbookStore
 from engine.vault.knowledge_store import KnowledgeStore, UndoOutcome
 from engine.vault.notes import NoteStore
@@ -29,6 +30,20 @@ class TrainingCapture:
     failed: int
     run: str
     """The run record's id (``vault/runs/<run>/training.jsonl``)."""
+
+
+class Doorkeeper(Protocol):
+    """The served world's connections, as moderation commands reach them."""
+
+    def connected_names(self) -> list[str]:
+        """The names of the characters played over a connection now."""
+
+    def disconnect(self, name: str, message: str) -> bool:
+        """Close the connection playing the character called ``name``, telling it
+        ``message`` (False: nobody plays it now)."""
+
+    def disconnect_address(self, address: str, message: str) -> int:
+        """Close every connection from ``address`` (an address or a network); how many."""
 
 
 class CommandContext(Protocol):
@@ -99,3 +114,9 @@ class CommandContext(Protocol):
 
     def accounts(self) -> AccountStore:
         """Who may log in over telnet (the vault's ``config/accounts.md``)."""
+
+    def bans(self) -> BanStore:
+        """Who may not (the vault's ``config/bans.md``)."""
+
+    def doorkeeper(self) -> Doorkeeper | None:
+        """The served world's connections; None when the world is not served."""

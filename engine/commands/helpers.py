@@ -38,7 +38,7 @@ def describe_room(world: World, room: Room, viewer: Character) -> str:
     things = [t.name for t in world.things_in(room.id)]
     if things:
         lines.append(f"You see {join_names(things)}.")
-    others = [c.name for c in world.characters_in(room.id, besides=viewer)]
+    others = [world.seen_name(c) for c in world.characters_in(room.id, besides=viewer)]
     lines.append(f"Also here: {join_names(others)}." if others else "Nobody else is here.")
     return "\n".join(lines)
 

@@ -100,6 +100,7 @@ def _undo(ctx: CommandContext, words: list[str]) -> Result:
     ),
     example="@consolidate",
     args=(Arg("character", ArgKind.CHARACTER, optional=True),),
+    spends_model_calls=True,
 )
 def consolidate(ctx: CommandContext, call: Invocation) -> Result:
     target = memory_owner(ctx, call.args.split(), "consolidate", "Try: @consolidate")

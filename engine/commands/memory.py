@@ -121,6 +121,7 @@ def _snippet(text: str) -> str:
     help="Doze off and dream, of what you lived long ago and lately and what you know; the "
     "dream is kept in your note 'Dreams' (at most one a day of world time).",
     example="dream",
+    spends_model_calls=True,
 )
 def dream(ctx: CommandContext, call: Invocation) -> Result:
     started, said = ctx.dream(ctx.caller)
@@ -157,6 +158,7 @@ def memory_status(ctx: CommandContext, call: Invocation) -> Result:
     help="Summarize your older memories now, all but the newest few (builders: anyone's).",
     example="@compact-memories",
     args=(Arg("character", ArgKind.CHARACTER, optional=True),),
+    spends_model_calls=True,
 )
 def compact_memories(ctx: CommandContext, call: Invocation) -> Result:
     target = _target(ctx, call, "compact", "@compact-memories")

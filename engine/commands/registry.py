@@ -80,6 +80,9 @@ class Command:
     aliases: tuple[str, ...] = ()
     role: Role = Role.PLAYER
     args: tuple[Arg, ...] = ()
+    spends_model_calls: bool = False
+    """It starts work for a model (a summary, a knowledge pass, a dream): a served world
+    limits who may run it (``config/telnet.md``'s ``model_call_role``)."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -186,11 +189,13 @@ def command(
     aliases: tuple[str, ...] = (),
     role: Role = Role.PLAYER,
     args: tuple[Arg, ...] = (),
+    spends_model_calls: bool = False,
 ) -> Callable[[Handler], Handler]:
     """Declare a command: the decorated handler is added to ``bucket`` with its metadata."""
 
     def register(handler: Handler) -> Handler:
-        bucket.append(Command(key, handler, category, syntax, help, example, aliases, role, args))
+        bucket.append(Command(key, handler, category, syntax, help, example, aliases, role, args,
+                              spends_model_calls))  # fmt: skip
         return handler
 
     return register

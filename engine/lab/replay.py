@@ -143,6 +143,12 @@ class Replay:
                 raise ReplayDiverged(f"the replay diverged: event {event['n']} (role) is for "
                                      f"{event['actor']!r}, who is not in the replayed world")  # fmt: skip
             sim.set_role(actor, Role(str(event["role"])))
+        elif kind == "presence":  # a player who left the served world, or came back
+            actor = sim.world.characters.get(str(event["actor"]))
+            if actor is None:
+                raise ReplayDiverged(f"the replay diverged: event {event['n']} (presence) is "
+                                     f"for {event['actor']!r}, who is not in the replayed world")  # fmt: skip
+            sim.set_asleep(actor, bool(event["asleep"]))
         elif kind == "wind-down":
             passes = event.get("passes") is not False  # (a stopped run's: no passes)
             self.spawn(sim.wind_down_memory(SHUTDOWN_GRACE, passes=passes), "wind-down")

@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.commands import Registry
-from engine.commands.context import TrainingCapture
+from engine.commands.context import Doorkeeper, TrainingCapture
 from engine.llm.status import render_llm_status
 from engine.memory.retrieval import line
 from engine.sim.prompting import build_prompt
 from engine.vault.accounts import AccountStore
+from engine.vault.bans import BanStore
 from engine.vault.handbook_store import HandbookStore
 from engine.vault.knowledge_store import KnowledgeStore, UndoOutcome
 from engine.vault.notes import NoteStore
@@ -109,3 +110,9 @@ class SimContext:
 
     def accounts(self) -> AccountStore:
         return AccountStore(self.sim.vault.root)
+
+    def bans(self) -> BanStore:
+        return BanStore(self.sim.vault.root)
+
+    def doorkeeper(self) -> Doorkeeper | None:
+        return self.sim.doorkeeper

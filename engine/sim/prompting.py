@@ -61,7 +61,9 @@ def prompt_parts(
     accessed (a turn's prompt)."""
     world = sim.world
     room = world.rooms[character.location]
-    others = [c.name for c in world.characters_in(room.id, besides=character)]
+    present = world.characters_in(room.id, besides=character)
+    others = [world.seen_name(c) for c in present]
+    awake = [c.name for c in present if c.id not in world.asleep]
     mind = mind or sim.minds[character.id]
     shown = verbatim_count(mind.count, mind.boundary, mind.windows)
     summaries = mind.summaries
@@ -69,7 +71,7 @@ def prompt_parts(
     handbook_chars = int(profile.handbook_tokens * CHARS_PER_TOKEN)
     handbook = sim.vault.handbook(character.folder).summary_text() if handbook_chars else None
     things = [t.name for t in world.things_in(room.id)]
-    situation = Situation(room.name, list(room.exits), things, others,
+    situation = Situation(room.name, list(room.exits), things, awake,
                           frozenset(recent_commands(sim, character, RECENT_COMMANDS)))  # fmt: skip
     return PromptParts(
         name=character.name,

@@ -28,6 +28,7 @@ from engine.agents.memory import MemoryStream
 from engine.agents.supervisor import Supervisor
 from engine.agents.thinker import Generator, Thinker, Turn
 from engine.commands import Invocation, ParsedLine, Registry, Result, default_registry, parse_line
+from engine.commands.context import Doorkeeper
 from engine.commands.helpers import join_names
 from engine.commands.result import failed
 from engine.config import Settings
@@ -99,6 +100,8 @@ class Simulation:
         """The vault's run log while this process owns the vault (``open``)."""
         self.registry: Registry = default_registry()
         self.listeners: list[Listener] = []
+        self.doorkeeper: Doorkeeper | None = None
+        """The server's connections while the world is served (moderation commands)."""
         self.actor_options = settings.llm.options_for("actor")
         """What every agent turn sends as ``options`` (``num_ctx`` bounds its prompt)."""
         self.llm: LLMLink | None = None
@@ -372,6 +375,8 @@ class Simulation:
         stack = contextlib.ExitStack()
         stack.enter_context(wallclock.listening(recorder.draw))
         self.recorder, self._recording = recorder, stack
+        for character_id in sorted(self.world.asleep):  # asleep before the record began
+            self.note("presence", actor=character_id, asleep=True)
 
     def end_record(self, reason: str, **meta: object) -> None:
         """Close the record: its last event, the vault's end state, why it ended."""
@@ -637,6 +642,16 @@ class Simulation:
         character.role = role
         self.note("role", actor=character.id, role=role.value)
         self._save_world_now()
+
+    def set_asleep(self, character: Character, asleep: bool) -> None:
+        """A player left (asleep) or came back (awake) over the served world: on the
+        record (each call, so a replay that began otherwise follows), so a replay sees
+        the room as it was."""
+        if asleep:
+            self.world.asleep.add(character.id)
+        else:
+            self.world.asleep.discard(character.id)
+        self.note("presence", actor=character.id, asleep=asleep)
 
     # -- persistence ----------------------------------------------------------------
     def _save_world_now(self) -> None:

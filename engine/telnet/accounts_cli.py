@@ -54,7 +54,7 @@ def add_account(vault_dir: Path, name: str, role: Role | None, password: str | N
             raise UsageError(f"{problem} (got {name!r})")
     secret = _password(name, password, stdin or sys.stdin)
     account = store.add(Account(character.name if character else name, role, hash_password(secret)))
-    given = f"the {role.value} role" if role else "the character's own role"
+    given = f"the {(role or Role.PLAYER).value} role"
     lines = [f"Added the account {account.name} ({given}) to {store.path}."]
     if not vault.is_seeded:
         lines.append(f"{vault_dir} has no world yet: if no character is called {account.name} "

@@ -6,8 +6,10 @@
 - ``clean_line``: a line as the parser may see it: ANSI escape sequences and control
   characters out, backspace and DEL applied; a line the client's bytes did not decode
   to (it holds U+FFFD) is not text and is refused.
-- ``RateLimiter``: a token bucket (``rate`` lines a second, a burst of as many); the
-  first line dropped in a row asks for a notice, the rest of that run do not.
+- ``RateLimiter``: a token bucket (``rate`` lines a second, a burst of as many); a
+  line that comes too fast is told how long to wait for its turn.
+- ``HourlyBudget``: at most so many uses an hour by each key (commands that spend
+  model calls, for players below the role that may run them freely).
 
 Who may connect and how fast logins are answered is ``engine.telnet.admission``.
 """
@@ -16,9 +18,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 from typing import Final
 
 Clock = Callable[[], float]
@@ -109,15 +111,9 @@ def clean_line(line: str) -> str | None:
     return "".join(kept)
 
 
-class Admission(Enum):
-    RUN = "run"
-    DROP_AND_SAY = "drop and say so"
-    """The first line dropped in a row: tell the client, once."""
-    DROP = "drop"
-
-
 class RateLimiter:
-    """A token bucket: ``rate`` lines a second, at most ``rate`` (rounded up) at once."""
+    """A token bucket: ``rate`` lines a second, at most ``rate`` (rounded up) at once;
+    a line that comes too fast waits its turn (``reserve``)."""
 
     def __init__(self, rate: float, clock: Clock = time.monotonic) -> None:
         self.rate = rate
@@ -125,17 +121,31 @@ class RateLimiter:
         self.clock = clock
         self._tokens = self.burst
         self._last = clock()
-        self._dropping = False
 
-    def admit(self) -> Admission:
+    def reserve(self) -> float:
+        """Take the next token: the seconds to wait before using it (0: at once). Calls
+        one after another (each waiting its time) keep to ``rate`` a second."""
         now = self.clock()
         self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
         self._last = now
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
-            self._dropping = False
-            return Admission.RUN
-        if self._dropping:
-            return Admission.DROP
-        self._dropping = True
-        return Admission.DROP_AND_SAY
+        self._tokens -= 1.0
+        return 0.0 if self._tokens >= 0.0 else -self._tokens / self.rate
+
+
+class HourlyBudget:
+    """At most ``per_hour`` uses an hour by each key (a sliding hour)."""
+
+    def __init__(self, per_hour: int, clock: Clock = time.monotonic) -> None:
+        self.per_hour, self.clock = per_hour, clock
+        self._uses: dict[str, deque[float]] = {}
+
+    def take(self, key: str) -> bool:
+        """Use one if the hour has one left (True), else False (nothing is used)."""
+        now = self.clock()
+        uses = self._uses.setdefault(key, deque())
+        while uses and uses[0] <= now - 3600.0:
+            uses.popleft()
+        if len(uses) >= self.per_hour:
+            return False
+        uses.append(now)
+        return True

@@ -80,6 +80,8 @@ class Desk:
     """The character whose name is exactly this one (letter case aside), or None."""
     name_free: Callable[[str], str | None]
     """Why a new character may not take this name (its folder is taken), or None."""
+    name_banned: Callable[[str], str | None]
+    """What a login as this name is told when it is banned (``@ban``), or None."""
     open: bool = False
     hashing: Hashing = field(default_factory=Hashing)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
@@ -113,7 +115,15 @@ async def log_in(conn: Client, desk: Desk) -> LoggedIn | None:
             log.error("a login from %s failed: %s", conn.address, exc)
             conn.notice(f"Logging in is not possible now: {exc}")
             return None
-        if isinstance(outcome, LoggedIn) or outcome is None:
+        if isinstance(outcome, LoggedIn):
+            banned = desk.name_banned(outcome.account.name)
+            if banned is not None:
+                log.warning("%s, banned, was turned away (from %s)", outcome.account.name,
+                            conn.address)  # fmt: skip
+                conn.notice(banned)
+                return None
+            return outcome
+        if outcome is None:
             return outcome
         failures += 1
     conn.notice("Too many failed logins; goodbye.")
@@ -169,7 +179,7 @@ def _refusal(account: Account | None, character: Character | None, matches: bool
 
 
 async def _new_character(conn: Client, desk: Desk, name: str) -> LoggedIn | bool | None:
-    problem = new_name_problem(name) or desk.name_free(name)
+    problem = new_name_problem(name) or desk.name_banned(name) or desk.name_free(name)
     if problem is not None:
         conn.notice(problem)
         return False

@@ -45,12 +45,14 @@ from engine.sim.world_apply import occupied_folders
 from engine.telnet.admission import Clock, ConnectionGate, LoginThrottle
 from engine.telnet.client import Client, Rendered
 from engine.telnet.connection import Connection
+from engine.telnet.limits import HourlyBudget
 from engine.telnet.login import Desk, LoggedIn, log_in
 from engine.telnet.payloads import mssp
 from engine.telnet.protocol import MudProtocol, protocol_for
 from engine.telnet.session import Session
 from engine.telnet.settings import ServeOptions, TelnetConfig, load_config
 from engine.vault.accounts import AccountStore
+from engine.vault.bans import Ban, BanStore
 from engine.vault.paths import safe_name
 from engine.vault.run_log import FORMAT
 from engine.vault.world_store import start_room
@@ -85,10 +87,14 @@ class MudServer:
         """Connections by address, telnet's and the web's together."""
         throttle = LoginThrottle(clock, free=config.login_free_failures,
                                  first=config.login_delay_s)  # fmt: skip
+        self.bans = BanStore(sim.vault.root)
         self.desk = Desk(
             sim.world.name, AccountStore(sim.vault.root), throttle,
-            self.character_named, self.name_free, open=options.open, sleep=sleep,
+            self.character_named, self.name_free, self.name_banned, open=options.open,
+            sleep=sleep,
         )  # fmt: skip
+        self.model_calls = HourlyBudget(config.model_calls_per_hour, clock)
+        """Commands that spend model calls, by character, for players below the role."""
         self.supervisor = Supervisor(self._failed)
         self.connections: set[Client] = set()
         """Clients past negotiation (in the dialogue or playing), telnet's and the web's."""
@@ -118,6 +124,8 @@ class MudServer:
                              f"{reason}") from exc  # fmt: skip
         self.started = time.time()
         self._log = attach_connection_log(self.sim.vault.root, to_stderr=self.log_to_stderr)
+        self.sim.doorkeeper = self
+        self._asleep_at_start()
         log.info("serving %s on %s port %d", self.sim.world.name, self.options.bind, self.port)
 
     @property
@@ -129,6 +137,8 @@ class MudServer:
     async def close(self, notice: str = STOPPING) -> None:
         """Tell every client ``notice``, end every connection, stop listening."""
         self.stopping = True
+        if self.sim.doorkeeper is self:
+            self.sim.doorkeeper = None
         with contextlib.suppress(ValueError):
             self.sim.listeners.remove(self._heard)
         for conn in list(self.connections):
@@ -153,6 +163,13 @@ class MudServer:
         web's connections are counted together."""
         if self.stopping:
             return "The world is stopping; try again later."
+        try:
+            banned = self.bans.address_ban(address)
+        except MudsimError as exc:  # an unreadable bans file keeps nobody out, loudly
+            log.error("the bans could not be read: %s", exc)
+            banned = None
+        if banned is not None:
+            return "Your address is banned from this world."
         refused = self.gate.admit(address)
         if refused is None:
             return None
@@ -215,31 +232,68 @@ class MudServer:
             conn.close()
 
     def _enter(self, who: LoggedIn, conn: Client) -> Session:
-        """The session for who logged in: their character made or given its account's
-        role; a session already playing it is taken over."""
-        character = who.character or self._new_player(who.account.name, who.account.role)
-        if who.account.role is not None and character.role != who.account.role:
+        """The session for who logged in: their character made, given its account's role
+        (roles live in accounts: none is ``player``) and woken; a session already
+        playing it is taken over."""
+        role = who.account.role or Role.PLAYER
+        character = who.character or self._new_player(who.account.name, role)
+        if character.role != role:
             log.info("%s's role is %s from its account (was %s)", character.name,
-                        who.account.role.value, character.role.value)  # fmt: skip
-            self.sim.set_role(character, who.account.role)
+                        role.value, character.role.value)  # fmt: skip
+            self.sim.set_role(character, role)
+        self.sim.set_asleep(character, False)
         session = Session(self, conn, character)
         previous = self.sessions.get(character.id)
         self.sessions[character.id] = session
         if previous is not None:
             previous.take_over(conn.address)
         else:
-            self._tell_room(character, f"({character.name} has connected.)")
+            self._tell_room(character, f"({character.name} has connected and wakes up.)")
         log.info("%s logged in from %s", character.name, conn.address)
         return session
 
     def _leave(self, session: Session) -> None:
+        """A session ended: its character stays where it is, asleep, until its player
+        comes back."""
         character = session.character
         if self.sessions.get(character.id) is not session:
             return  # taken over: the new session plays on
         del self.sessions[character.id]
-        self._tell_room(character, f"({character.name} has disconnected.)")
+        if character.id in self.sim.world.characters:
+            self.sim.set_asleep(character, True)
+        self._tell_room(character, f"({character.name} has disconnected and falls asleep.)")
         log.info("%s logged out (from %s)", character.name, session.conn.address)
         self._save_world()
+
+    def _asleep_at_start(self) -> None:
+        """Players with an account who are not connected are asleep."""
+        try:
+            names = {a.name.casefold() for a in self.desk.accounts.load()}
+        except MudsimError as exc:
+            log.error("the accounts could not be read: %s", exc)
+            return
+        for character in self.sim.world.characters.values():
+            if (character.type == "player" and character.name.casefold() in names
+                    and character.id not in self.sessions):  # fmt: skip
+                self.sim.set_asleep(character, True)
+
+    # -- moderation (engine.commands.context.Doorkeeper) --------------------------------
+    def connected_names(self) -> list[str]:
+        return [s.character.name for s in self.sessions.values()]
+
+    def disconnect(self, name: str, message: str) -> bool:
+        wanted = name.casefold()
+        found = [s for s in self.sessions.values() if s.character.name.casefold() == wanted]
+        for session in found:
+            session.conn.close(message)
+        return bool(found)
+
+    def disconnect_address(self, address: str, message: str) -> int:
+        within = Ban(address, None)  # an address, or a network of them
+        closing = [c for c in self.connections if not c.closed and within.covers_address(c.address)]
+        for conn in closing:
+            conn.close(message)
+        return len(closing)
 
     def _new_player(self, name: str, role: Role | None) -> Character:
         world = self.sim.world
@@ -261,6 +315,19 @@ class MudServer:
         wanted = name.casefold()
         return next((c for c in self.sim.world.characters.values()
                      if c.name.casefold() == wanted), None)  # fmt: skip
+
+    def name_banned(self, name: str) -> str | None:
+        """What a login as ``name`` is told when the name is banned, or None."""
+        try:
+            found = self.bans.name_ban(name)
+        except MudsimError as exc:
+            log.error("the bans could not be read: %s", exc)
+            return None
+        if found is None:
+            return None
+        until = "" if found.until is None else (
+            f" until {found.until.strftime('%Y-%m-%d %H:%M')} UTC")  # fmt: skip
+        return f"{name} is banned from this world{until}."
 
     def name_free(self, name: str) -> str | None:
         try:

@@ -7,22 +7,26 @@ Each line runs as ``play`` runs it: at its own place in the run's record (the
 if the client leaves right after: what it did is committed like any command, and a
 line cut off by the end of the connection never runs. ``quit`` leaves; ``@color
 on|off`` is the session's own (plain text for this connection); ``who`` adds who is
-connected. At most ``commands_per_s`` lines a second run; the rest are dropped, with
-one notice per run of them. GMCP ``Room.Info`` and ``Char.Status`` follow every move,
-and every change to the room's exits.
+connected. Lines are read as they come into a queue of at most ``queued_lines``; they
+run at most ``commands_per_s`` a second, a faster one waiting its turn (a client's
+speedwalk runs whole); past the queue's limit lines are dropped, with one "slow down"
+notice per run of them. Commands that spend model calls need ``model_call_role``, or
+fit in ``model_calls_per_hour``. GMCP ``Room.Info`` and ``Char.Status`` follow every
+move, and every change to the room's exits.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Final
 
 from engine.agents.thinker import describe
-from engine.commands import parse_line
+from engine.commands import Command, parse_line
 from engine.commands.helpers import describe_room
 from engine.sim.repl import QUIT_WORDS
-from engine.telnet.client import NOT_TEXT, Client, Rendered
-from engine.telnet.limits import Admission, RateLimiter, TooLong
+from engine.telnet.client import NOT_TEXT, Client, Received, Rendered
+from engine.telnet.limits import RateLimiter, TooLong
 from engine.telnet.payloads import char_status, room_info
 from engine.telnet.render import FAILURE_STYLE, event_style
 from engine.world.events import Event
@@ -40,6 +44,8 @@ class Session:
     def __init__(self, server: MudServer, conn: Client, character: Character) -> None:
         self.server, self.conn, self.character = server, conn, character
         self.limiter = RateLimiter(server.config.commands_per_s, server.clock)
+        self._lines: asyncio.Queue[Received] = asyncio.Queue()
+        """Lines read and not yet run (at most ``queued_lines``), then None at the end."""
         self.replaced = False
         """Another login took this character over; this connection is closed."""
 
@@ -51,9 +57,34 @@ class Session:
                  "'@color off' for plain text, 'quit' to leave.")  # fmt: skip
         conn.say(describe_room(sim.world, sim.world.rooms[me.location], me))
         self.send_room()
+        async with asyncio.TaskGroup() as group:
+            reader = group.create_task(self._read(), name=f"{me.name}'s lines")
+            try:
+                await self._play()
+            finally:
+                reader.cancel()
+
+    async def _read(self) -> None:
+        """Lines from the client into the queue, as they come; past the queue's limit,
+        dropped with one notice; the end of the connection ends the queue."""
+        limit, dropping = self.server.config.queued_lines, False
+        try:
+            while (line := await self.conn.read_line()) is not None:
+                if self._lines.qsize() < max(1, limit):
+                    self._lines.put_nowait(line)
+                    dropping = False
+                elif not dropping:
+                    dropping = True
+                    self.conn.notice(f"Slow down: {limit} lines already wait their turn; "
+                                     "the rest are dropped until they have run.")  # fmt: skip
+        finally:
+            self._lines.put_nowait(None)
+
+    async def _play(self) -> None:
+        conn, me = self.conn, self.character
         while not conn.closed:
             conn.prompt(f"{me.name}> ")
-            line = await conn.read_line()
+            line = await self._lines.get()
             if line is None:
                 return
             if isinstance(line, TooLong):
@@ -64,19 +95,20 @@ class Session:
                             "connection uses; it was not run.")  # fmt: skip
             elif isinstance(line, str) and line.strip():
                 if line.strip().lower() in QUIT_WORDS:
-                    conn.say("Goodbye. Your character stays where it is.")
+                    conn.say("Goodbye. Your character stays where it is, asleep.")
                     return
                 await self._line(line.strip())
 
     async def _line(self, line: str) -> None:
         if self._own_command(line):
             return
-        admission = self.limiter.admit()
-        if admission is Admission.DROP_AND_SAY:
-            rate = f"{self.server.config.commands_per_s:g}"
-            self.conn.notice(f"Too fast: at most {rate} lines a second run; the rest are "
-                             "dropped until you slow down.")  # fmt: skip
-        if admission is not Admission.RUN:
+        wait = self.limiter.reserve()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        if self.conn.closed:
+            return
+        command = self._command(line)
+        if command is not None and command.spends_model_calls and not self._may_spend(command):
             return
         sim, me = self.server.sim, self.character
         await sim.gate("input")  # the line takes its exact place in the run's record
@@ -88,10 +120,25 @@ class Session:
             self.conn.notice(f"That went wrong on the server: {describe(exc)}")
             return
         self.conn.say(result.shown, "" if result.ok else FAILURE_STYLE)
-        if self._is_who(line):
+        if command is not None and command.key == "who":
             self.conn.say(self.server.connected_line())
         if self._where() != before:
             self.send_room()
+
+    def _may_spend(self, command: Command) -> bool:
+        """Whether this player may run ``command``, which spends model calls: with the
+        configured role freely, below it within the hourly budget (told if not)."""
+        config = self.server.config
+        if self.character.role.allows(config.model_call_role):
+            return True
+        if self.server.model_calls.take(self.character.id):
+            return True
+        budget = config.model_calls_per_hour
+        more = (f"; a {self.character.role.value} may run {budget} of them an hour"
+                if budget else "")  # fmt: skip
+        self.conn.notice(f"{command.key} starts work for the world's model, which needs the "
+                         f"{config.model_call_role.value} role here{more}. It was not run.")  # fmt: skip
+        return False
 
     def _own_command(self, line: str) -> bool:
         """``@color on|off``: this connection's colour (not a world command)."""
@@ -106,12 +153,12 @@ class Session:
         self.conn.say(f"Colour is {wanted}.")
         return True
 
-    def _is_who(self, line: str) -> bool:
+    def _command(self, line: str) -> Command | None:
+        """The command ``line`` runs, if the parser and the caller's role find one."""
         parsed = parse_line(line)
         if parsed is None:
-            return False
-        found = self.server.sim.registry.resolve(parsed.verb, self.character.role).command
-        return found is not None and found.key == "who"
+            return None
+        return self.server.sim.registry.resolve(parsed.verb, self.character.role).command
 
     def _where(self) -> tuple[str, tuple[tuple[str, str], ...], str]:
         room = self.server.sim.world.rooms.get(self.character.location)

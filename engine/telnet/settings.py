@@ -43,7 +43,7 @@ Limits for `mudsim serve` (and `mudsim run --telnet`), which MUD clients connect
   once); faster lines wait their turn, up to `queued_lines` (20), past which they are
   dropped, with one notice.
 - `model_call_role` (builder): the role a player needs to run commands that spend
-  model calls (`@consolidate`, `dream`, `@compact`); below it, a player may run
+  model calls (`@consolidate`, `dream`, `@compact-memories`); below it, a player may run
   `model_calls_per_hour` (0) of them an hour.
 - `login_seconds` (120): time to finish logging in.
 - `max_output_kb` (512): text waiting to reach a client that reads too slowly; past it

@@ -9,7 +9,7 @@ scrypt hash, never the password::
       role: admin
       password: scrypt$16384$8$1$<salt, base64>$<hash, base64>
     - name: Wren
-      role: null          # the character keeps the role the world gives it
+      role: null          # a player: roles live in accounts
       password: ''        # pending: the next login as Wren chooses it (asked twice)
     ---
 
@@ -18,7 +18,8 @@ its own; checking one derives the key again and compares in constant time
 (``hmac.compare_digest``). The parameters are read back from the hash, within bounds,
 so a hand-edited file cannot make a login cost gigabytes.
 
-The file is written like every vault config file (temporary file, fsync, rename), by a
+The file is written like every vault config file (temporary file, fsync, rename), but
+readable by its owner only (0600), by a
 read-change-write under ``logs/accounts.lock`` (outside the vault's state), so the
 running server (``@account``, a first login choosing its password) and ``mudsim account
 add`` from a shell never lose each other's change. The server reads the file at each
@@ -47,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engine.errors import MudsimError, VaultError
 from engine.vault.files import read_front_matter, write_front_matter
+from engine.vault.paths import windows_device
 from engine.world.model import Role
 
 SCRYPT_N: Final = 2**14
@@ -75,9 +77,9 @@ _BODY = """\
 
 Who may log in over telnet (`mudsim serve`, `mudsim run --telnet`). Each account names
 a player character (a new name gets a new player character at the start room on its
-first login), may set its `role` (`player`, `builder` or `admin`; `null` keeps the role
-the world gives the character), and holds its password's scrypt hash, never the
-password. An empty `password` is pending: the next login as that name chooses it.
+first login), gives it its `role` at each login (`player`, `builder` or `admin`; `null`
+is `player`: roles live here, not in the character), and holds its password's scrypt
+hash, never the password. An empty `password` is pending: the next login as that name chooses it.
 
 Manage accounts with `mudsim account add --vault DIR NAME [--role R] [--password PW]`
 from a shell, or in the world (admins) with `@account add|remove|password|list`.
@@ -92,7 +94,7 @@ class AccountError(MudsimError):
 class Account:
     name: str
     role: Role | None = None
-    """The role its character acts with (None: the role the world gives it)."""
+    """The role its character acts with, given at each login (None: ``player``)."""
     password: str = ""
     """The scrypt hash (``scrypt$n$r$p$salt$hash``); empty: chosen at the next login."""
 
@@ -185,6 +187,8 @@ def new_name_problem(name: str) -> str | None:
         )
     if name.casefold() in RESERVED_NAMES:
         return f"'{name}' is a word the world reads as something else; pick another name."
+    if windows_device(name):
+        return f"'{name}' is a device name on Windows and cannot name a folder; pick another name."
     return None
 
 
@@ -288,7 +292,7 @@ class AccountStore:
         entries = [{"name": a.name, "role": a.role.value if a.role else None,
                     "password": a.password} for a in accounts]  # fmt: skip
         try:
-            write_front_matter(self.path, {"accounts": entries}, _BODY)
+            write_front_matter(self.path, {"accounts": entries}, _BODY, private=True)
         except OSError as exc:
             raise VaultError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
 

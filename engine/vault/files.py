@@ -28,14 +28,14 @@ from engine.errors import VaultError
 from engine.vault.safe_yaml import load_yaml
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str, *, private: bool = False) -> None:
     """Replace ``path`` with ``text`` atomically (temp file + fsync + rename + fsync of
-    the folder)."""
+    the folder); ``private``: readable by its owner only (0600), as secrets are."""
     make_folder(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         if hasattr(os, "fchmod"):  # mkstemp makes 0600; a vault file is an ordinary file
-            os.fchmod(fd, file_mode())
+            os.fchmod(fd, 0o600 if private else file_mode())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
@@ -160,8 +160,9 @@ def dump_front_matter(meta: Mapping[str, Any], body: str) -> str:
     return f"---\n{head}---\n{body.rstrip()}\n"
 
 
-def write_front_matter(path: Path, meta: Mapping[str, Any], body: str) -> None:
-    atomic_write_text(path, dump_front_matter(meta, body))
+def write_front_matter(path: Path, meta: Mapping[str, Any], body: str, *,
+                       private: bool = False) -> None:  # fmt: skip
+    atomic_write_text(path, dump_front_matter(meta, body), private=private)
 
 
 def read_front_matter(path: Path) -> tuple[dict[str, Any], str]:

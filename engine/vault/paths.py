@@ -29,7 +29,16 @@ def safe_name(name: str, *, what: str = "name") -> str:
         raise UnsafeNameError(
             f"the {what} {name!r} has no letters or digits to make a file name from"
         )
+    if windows_device(stem):
+        raise UnsafeNameError(f"the {what} {name!r} is a device name on Windows (such as "
+                              "CON, AUX or NUL) and cannot name a folder")  # fmt: skip
     return stem
+
+
+def windows_device(name: str) -> bool:
+    """Whether ``name`` is one Windows keeps for a device (``CON``, ``aux``, ``NUL``,
+    ``COM1``...; also with an extension, ``nul.txt``): no file or folder may have it."""
+    return name.split(".", 1)[0].strip().lower() in _WINDOWS_DEVICES
 
 
 _NOT_A_WORD_CHARACTER = re.compile(r"[^\w-]")  # \w: letters and digits of every script, _

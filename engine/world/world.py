@@ -35,6 +35,13 @@ class World:
         self.characters: dict[str, Character] = {}
         """By id, in world-file order (the first player is the default ``--as``)."""
         self.next_room_number = next_room_number
+        self.asleep: set[str] = set()
+        """Ids of player characters whose player is not connected (a served world): they
+        stay where they were, seen asleep. Not saved; set by the server, on the record."""
+
+    def seen_name(self, character: Character) -> str:
+        """How others see ``character`` in a room: ``Wren``, or ``Wren (asleep)``."""
+        return f"{character.name} (asleep)" if character.id in self.asleep else character.name
 
     # -- building -------------------------------------------------------------
     def add_room(self, room: Room) -> Room:

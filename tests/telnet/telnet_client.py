@@ -32,10 +32,13 @@ def password_hash(name: str) -> str:
 
 
 def add_accounts(sim: Simulation, *names: str) -> None:
+    """Accounts for ``names``, each with the role its character has in the fixture world
+    (roles live in accounts: an account with none is a player's)."""
     store = AccountStore(sim.vault.root)
     for name in names:
         if store.find(name) is None:
-            store.add(Account(name, None, password_hash(name)))
+            role = sim.character(name).role if name in ("Pat", "Pip", "Bea") else None
+            store.add(Account(name, role, password_hash(name)))
 
 
 @contextlib.asynccontextmanager

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import stat
 import sys
 import threading
 from pathlib import Path
@@ -14,7 +15,7 @@ from helpers import FIXTURE_WORLD, REPO, mudsim, mudsim_env, run
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.errors import VaultError
+from engine.errors import UnsafeNameError, VaultError
 from engine.sim.simulation import Simulation
 from engine.vault.accounts import (
     Account,
@@ -71,6 +72,7 @@ def test_the_store_keeps_accounts_in_its_file(tmp_path: Path) -> None:
     text = store.path.read_text(encoding="utf-8")
     assert text.startswith("---\naccounts:\n- name: Wren\n")
     assert "wren-password" not in text
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600  # issue 33, defect 7
 
 
 @pytest.mark.parametrize(
@@ -115,6 +117,12 @@ def test_a_name_fit_for_a_new_character_makes_its_own_folder(name: str) -> None:
 def test_names_and_passwords_that_are_refused() -> None:
     for bad in ("A", "9lives", "has space", "../etc", "x" * 25, "Zoë", "me", "Quit"):
         assert new_name_problem(bad) is not None, bad
+    for device in ("Con", "aux", "NUL", "com1", "LPT9", "Prn"):  # issue 33, defect 7
+        assert new_name_problem(device) == (f"'{device}' is a device name on Windows and "
+                                            "cannot name a folder; pick another name.")  # fmt: skip
+        with pytest.raises(UnsafeNameError, match="device name on Windows"):
+            safe_name(device)
+    assert new_name_problem("Conrad") is None
     assert new_name_problem("Wren-2") is None
     assert password_problem("short") == "A password needs at least 8 characters."
     assert password_problem("tab\there!") == "A password may hold only printable characters."
@@ -129,7 +137,7 @@ def test_account_add_reads_the_password_from_standard_input(
     assert mudsim("do", world_file, "--vault", vault, "--as", "Pat", "look").returncode == 0
     done = mudsim("account", "add", "--vault", vault, "pat", stdin="  pat-password \n")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("Added the account Pat (the character's own role) to ")
+    assert done.stdout.startswith("Added the account Pat (the player role) to ")
     account = AccountStore(vault).find("Pat")
     assert account is not None
     assert verify_password("pat-password", account.password)
@@ -198,7 +206,7 @@ def test_at_account_adds_resets_lists_and_removes_without_a_password(sim: Simula
     assert run(sim, "Pat", "@account add Pip").ok
     listed = run(sim, "Pat", "@account").text
     assert listed == ("Accounts (2):\n- Wren: builder; password chosen at the next login\n"
-                      "- Pip: the character's own role; password chosen at the next login")  # fmt: skip
+                      "- Pip: player; password chosen at the next login")  # fmt: skip
     assert run(sim, "Pat", "@account remove Wren").ok
     assert [a.name for a in store.load()] == ["Pip"]
 
@@ -208,6 +216,7 @@ def test_at_account_adds_resets_lists_and_removes_without_a_password(sim: Simula
     [
         ("@account add Ada", "Ada is an agent; accounts are for players."),
         ("@account add me", "reads as something else"),
+        ("@account add Nul", "'Nul' is a device name on Windows"),
         ("@account add Pip", "already an account called Pip"),
         ("@account remove Nobody", "There is no account called Nobody."),
         ("@account remove Pat", "You cannot remove your own account."),

@@ -49,22 +49,37 @@ async def test_a_long_line_at_the_name_prompt_is_no_name(connect: Opener) -> Non
     await client.until("Pat> ")
 
 
-async def test_a_flood_runs_commands_per_s_and_drops_the_rest_with_one_notice(
-    sim: Simulation,
+async def test_a_speedwalk_faster_than_the_rate_runs_whole_in_order(
+    connect: Opener, sim: Simulation
 ) -> None:
-    now = [0.0]
-    async with serving(sim, clock=lambda: now[0]) as server:
+    """Issue 33, defect 8: a client's speedwalk of 8 moves ran 5 (the rest dropped)."""
+    client = await connect()
+    await client.login("Pip")
+    walk = ["north", "south"] * 4  # eight moves at once, past 5 a second
+    client.writer.write("".join(f"{move}\r\n" for move in walk))
+    await client.until_count("Pip> ", 9)  # one after the login, one after each move
+    text = plain(client.seen)
+    assert text.count("You go north to The Yard.") == 4
+    assert text.count("You go south to The Hall.") == 4
+    assert "Slow down" not in text
+    assert sim.character("Pip").location == "hall"
+
+
+async def test_past_the_queue_lines_are_dropped_with_one_notice(sim: Simulation) -> None:
+    config = TelnetConfig(commands_per_s=2, queued_lines=3)
+    async with serving(sim, config=config) as server:
         client = await Client.open(server.port)
         await client.login("Pip")
         before = len(_said(sim, "ada"))
-        client.writer.write("".join(f"say flood {n}\r\n" for n in range(20)))
-        await client.until_count("Pip> ", 21)  # one after the login, one after each line
-        said = _said(sim, "ada")[before:]
-        assert said == [f'Pip says, "flood {n}"' for n in range(5)]
-        assert client.seen.count("Too fast: at most 5 lines a second run") == 1
-        now[0] += 1.0  # a second later: five more may run
-        await client.command("say after a pause", "Pip> ")
-        assert _said(sim, "ada")[-1] == 'Pip says, "after a pause"'
+        client.writer.write("".join(f"say flood {n}\r\n" for n in range(12)))
+        await client.until("Slow down: 3 lines already wait their turn")
+        await client.command("say after the flood", "Pip> ")
+        await eventually(lambda: _said(sim, "ada")[-1] == 'Pip says, "after the flood"')
+        said = _said(sim, "ada")[before:-1]
+        ran = [int(line.removeprefix('Pip says, "flood ').rstrip('"')) for line in said]
+        assert ran == sorted(ran)  # in order, none twice
+        assert 3 <= len(ran) < 12  # the queue's worth ran; the rest were dropped
+        assert plain(client.seen).count("Slow down") == 1
         client.close()
 
 

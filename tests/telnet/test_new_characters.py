@@ -29,6 +29,8 @@ async def test_with_open_a_new_name_makes_a_new_player_character(
     await client.until("Name: ")
     client.send("me")  # a reserved word
     await client.until("reads as something else")
+    client.send("NUL")  # a device on Windows: agents/NUL/ would break the vault there
+    await client.until("'NUL' is a device name on Windows and cannot name a folder")
     client.send("Wren")
     await client.until("Make a new character called Wren? (yes/no) ")
     client.send("yes")

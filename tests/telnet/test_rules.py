@@ -6,12 +6,12 @@ from __future__ import annotations
 import itertools
 import re
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from engine.sim.simulation import Simulation
 from engine.telnet.limits import (
-    Admission,
     LineAssembler,
     RateLimiter,
     TooLong,
@@ -80,26 +80,31 @@ def test_cleaning_erases_and_drops_escapes() -> None:
     assert clean_line("caf\ufffd") is None
 
 
-def test_the_rate_limit_runs_a_burst_then_drops_with_one_notice() -> None:
+def test_the_rate_limit_runs_a_burst_then_makes_each_line_wait_its_turn() -> None:
     now = [0.0]
     limiter = RateLimiter(5, clock=lambda: now[0])
-    got = [limiter.admit() for _ in range(8)]
-    assert got == [Admission.RUN] * 5 + [Admission.DROP_AND_SAY, Admission.DROP, Admission.DROP]
-    now[0] = 0.2  # one line's worth later
-    assert [limiter.admit(), limiter.admit()] == [Admission.RUN, Admission.DROP_AND_SAY]
+    waits = [limiter.reserve() for _ in range(8)]
+    assert waits == pytest.approx([0.0] * 5 + [0.2, 0.4, 0.6])
+    now[0] = 0.6  # the three waited their turns: the bucket is empty, not in debt
+    assert limiter.reserve() == pytest.approx(0.2)
 
 
 @given(st.floats(0.5, 20), st.lists(st.floats(0, 2), max_size=60))
-def test_the_rate_limit_never_runs_more_than_its_rate_allows(
+def test_lines_that_wait_their_turn_never_run_faster_than_the_rate(
     rate: float, gaps: list[float]
 ) -> None:
+    """Each line runs when its wait is over; by any time, at most the burst and the
+    rate's worth of lines have run."""
     now = [0.0]
     limiter = RateLimiter(rate, clock=lambda: now[0])
-    ran = 0
+    ran_at = []
     for gap in gaps:
         now[0] += gap
-        ran += limiter.admit() is Admission.RUN
-    assert ran <= limiter.burst + rate * now[0] + 1e-6
+        wait = limiter.reserve()
+        now[0] += wait  # the session sleeps, then runs the line
+        ran_at.append(now[0])
+    for index, when in enumerate(ran_at):
+        assert index + 1 <= limiter.burst + rate * when + 1e-6
 
 
 @given(st.text(max_size=300), st.integers(10, 120))

@@ -56,7 +56,7 @@ async def test_players_see_each_other_act_and_agents_hear_them(
     pat, pip = await connect(), await connect()
     await pat.login("Pat")
     await pip.login("Pip")
-    assert "(Pip has connected.)" in await pat.until("(Pip has connected.)")
+    assert "(Pip has connected and wakes up.)" in await pat.until("(Pip has connected and wakes up.)")
     await pip.command("say Hello, Ada.", "Pip> ")
     await pat.until('Pip says, "Hello, Ada."')
     assert sim.minds["ada"].tail[-1].text == 'Pip says, "Hello, Ada."'
@@ -137,7 +137,7 @@ async def test_quit_leaves_and_the_character_stays_where_it_is(
     await client.login("Pip")
     await client.command("go north", "Pip> ")
     client.send("quit")
-    assert "Goodbye. Your character stays where it is." in await client.closed()
+    assert "Goodbye. Your character stays where it is, asleep." in await client.closed()
     await eventually(lambda: not server.sessions)
     saved = (sim.vault.root / "world" / "world.yaml").read_text(encoding="utf-8")
     assert "#   Pip is in The Yard" in saved  # saved as the player left
