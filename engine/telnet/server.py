@@ -109,24 +109,28 @@ class MudServer:
         sim.listeners.append(self._heard)
 
     # -- listening ----------------------------------------------------------------------
-    async def start(self) -> None:
-        """Listen on the options' address and port (raises ``UsageError`` if it cannot)."""
-        try:
-            self.listener = await telnetlib3.create_server(
-                host=self.options.bind, port=self.options.port, protocol_factory=protocol_for(self),
-                shell=self._shell, line_mode=True, encoding="utf8", encoding_errors="replace",
-                connect_maxwait=CONNECT_WAIT, timeout=self.config.idle_seconds,
-                ssl=self.options.tls,
-            )  # fmt: skip
-        except OSError as exc:
-            reason = os.strerror(exc.errno) if exc.errno else str(exc)
-            raise UsageError(f"cannot listen on {self.options.bind} port {self.options.port}: "
-                             f"{reason}") from exc  # fmt: skip
+    async def start(self, *, listen: bool = True) -> None:
+        """Listen on the options' address and port (raises ``UsageError`` if it cannot);
+        ``listen=False``: everything but the telnet listener (``serve --web`` alone)."""
+        if listen:
+            try:
+                self.listener = await telnetlib3.create_server(
+                    host=self.options.bind, port=self.options.port,
+                    protocol_factory=protocol_for(self), shell=self._shell, line_mode=True,
+                    encoding="utf8", encoding_errors="replace", connect_maxwait=CONNECT_WAIT,
+                    timeout=self.config.idle_seconds, ssl=self.options.tls,
+                )  # fmt: skip
+            except OSError as exc:
+                reason = os.strerror(exc.errno) if exc.errno else str(exc)
+                raise UsageError(f"cannot listen on {self.options.bind} port "
+                                 f"{self.options.port}: {reason}") from exc  # fmt: skip
         self.started = time.time()
         self._log = attach_connection_log(self.sim.vault.root, to_stderr=self.log_to_stderr)
         self.sim.doorkeeper = self
         self._asleep_at_start()
-        log.info("serving %s on %s port %d", self.sim.world.name, self.options.bind, self.port)
+        if listen:
+            log.info("serving %s on %s port %d", self.sim.world.name, self.options.bind,
+                     self.port)  # fmt: skip
 
     @property
     def port(self) -> int:

@@ -1,10 +1,11 @@
 """The CLI verbs of the served world: ``serve`` and ``account add``, and ``run``'s
-``--telnet PORT`` (the terminal UI open, the world served beside it). The work is
-imported only when a verb runs.
+``--telnet PORT`` and ``--web PORT`` (the terminal UI open, the world served beside
+it). The work is imported only when a verb runs.
 
-``run`` is ``mudsim``'s own verb: ``add`` gives its parser ``--telnet``, ``--bind`` and
-``--open``, and puts ``run_served`` in front of its handler, which hands every run
-without ``--telnet`` to that handler unchanged.
+``run`` is ``mudsim``'s own verb: ``add`` gives its parser ``--telnet``, ``--web``,
+``--bind``, ``--open``, ``--tls-cert`` and ``--tls-key``, and puts ``run_served`` in
+front of its handler, which hands every run without ``--telnet`` or ``--web`` to that
+handler unchanged. ``serve`` listens on telnet port 4000 when neither is given.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from engine.world.model import Role
 
 if TYPE_CHECKING:
     from engine.sim.run import RunOptions
+    from engine.telnet.serve import Listen
 
 Handler = Callable[[argparse.Namespace], None]
 
 SERVE = ("Run the world live, its agents thinking (as run --headless), and let MUD clients "
-         "(telnet, Mudlet, tintin++) log in and play over telnet.")  # fmt: skip
+         "(telnet, Mudlet, tintin++) log in and play over telnet, and browsers over the web "
+         "(--web PORT).")  # fmt: skip
 SERVE_DETAILS = (SERVE + " Accounts live in the vault's config/accounts.md (mudsim account "
                  "add, or @account in the world); --open lets a new name make a player "
                  "character. Ctrl-C or SIGTERM tells every client, lets turns finish, saves.")  # fmt: skip
@@ -69,13 +72,25 @@ def _vault(sub: argparse.ArgumentParser) -> None:
 
 
 def _telnet_arguments(sub: argparse.ArgumentParser, *, default: int | None) -> None:
-    said = f" (default {default}" if default is not None else " (serve the world"
-    sub.add_argument("--telnet", type=telnet_port, default=default, metavar="PORT",
+    """``default``: the telnet port when neither --telnet nor --web is given (``serve``),
+    or None (``run``: without either, nothing is served)."""
+    said = (f" (default {default} unless --web is given" if default is not None
+            else " (serve the world")  # fmt: skip
+    sub.add_argument("--telnet", type=telnet_port, metavar="PORT",
                      help=f"the telnet port{said}; 0: any free port, said on stderr)")  # fmt: skip
+    sub.add_argument("--web", type=telnet_port, metavar="PORT",
+                     help="also serve a page where people log in and play in a browser, on "
+                     "this port (0: any free port, said on stderr)")  # fmt: skip
     sub.add_argument("--bind", metavar="ADDR",
                      help=f"the address to listen on (default {DEFAULT_BIND}, this machine only)")  # fmt: skip
     sub.add_argument("--open", action="store_true",
                      help="a name with no account may make a new player character")  # fmt: skip
+    sub.add_argument("--tls-cert", type=Path, metavar="FILE",
+                     help="serve telnet and the web over TLS with this certificate (PEM; "
+                     "with --tls-key)")  # fmt: skip
+    sub.add_argument("--tls-key", type=Path, metavar="FILE",
+                     help="the certificate's private key (PEM, unencrypted)")  # fmt: skip
+    sub.set_defaults(default_telnet=default)
 
 
 def telnet_port(text: str) -> int:
@@ -85,7 +100,25 @@ def telnet_port(text: str) -> int:
 
 
 def _serve_options(args: argparse.Namespace) -> ServeOptions:
-    return ServeOptions(args.telnet, args.bind or DEFAULT_BIND, args.open)
+    """Where and how to listen (a bad --tls-cert/--tls-key is a ``UsageError``, before
+    anything is opened)."""
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise UsageError("--tls-cert and --tls-key go together")
+    tls = None
+    if args.tls_cert is not None:
+        from engine.telnet.serve import tls_context
+
+        tls = tls_context(args.tls_cert, args.tls_key)
+    port = args.telnet if args.telnet is not None else DEFAULT_PORT
+    return ServeOptions(port, args.bind or DEFAULT_BIND, args.open, tls)
+
+
+def _listen(args: argparse.Namespace) -> Listen:
+    """Telnet when asked for, or when nothing else is (``serve``'s default port)."""
+    from engine.telnet.serve import Listen
+
+    telnet = args.telnet is not None or (args.web is None and args.default_telnet is not None)
+    return Listen(telnet=telnet, web=args.web)
 
 
 def _run_options(args: argparse.Namespace) -> RunOptions:
@@ -100,15 +133,17 @@ def serve(args: argparse.Namespace) -> None:
 
     from engine.telnet.serve import serve as serve_world
 
-    asyncio.run(serve_world(_run_options(args), _serve_options(args), os.environ))
+    options = _serve_options(args)
+    asyncio.run(serve_world(_run_options(args), options, os.environ, listen=_listen(args)))
 
 
 def run_served(plain: Handler, args: argparse.Namespace) -> None:
-    """``run``: with ``--telnet``, the world served beside the TUI (or, with
-    ``--headless``, as ``serve``); without it, ``run`` as ever."""
-    if args.telnet is None:
-        if args.bind is not None or args.open:
-            raise UsageError("--bind and --open go with --telnet PORT")
+    """``run``: with ``--telnet`` or ``--web``, the world served beside the TUI (or, with
+    ``--headless``, as ``serve``); without them, ``run`` as ever."""
+    if args.telnet is None and args.web is None:
+        if args.bind is not None or args.open or args.tls_cert or args.tls_key:
+            raise UsageError("--bind and --open go with --telnet PORT or --web PORT (as do "
+                             "--tls-cert and --tls-key)")  # fmt: skip
         plain(args)
         return
     if args.headless:
@@ -119,8 +154,9 @@ def run_served(plain: Handler, args: argparse.Namespace) -> None:
     from engine.telnet.serve import served
     from engine.tui.runner import run_tui
 
-    telnet = _serve_options(args)
-    asyncio.run(run_tui(_run_options(args), os.environ, beside=lambda sim: served(sim, telnet)))
+    telnet, listen = _serve_options(args), _listen(args)
+    asyncio.run(run_tui(_run_options(args), os.environ,
+                        beside=lambda sim: served(sim, telnet, listen)))  # fmt: skip
 
 
 def account_add(args: argparse.Namespace) -> None:
