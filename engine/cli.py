@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from engine import schema_verb
 from engine.errors import MudsimError, UsageError
 from engine.lab import record_verbs, sweep_verbs
 from engine.lab import verbs as lab
@@ -393,6 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     record_verbs.add(verbs, positive=_positive)
     telnet_verbs.add(verbs, agent_arguments=_agent_arguments, parser_class=_Parser)
     sweep_verbs.add(verbs, positive=_positive)
+    schema_verb.add(verbs)
     lab.add_export(verb("export", lab.EXPORT, world=False, character=False,
                         description=lab.EXPORT_DETAILS))  # fmt: skip
     lab.add_cost(verb("cost", lab.COST, world=False, character=False))
