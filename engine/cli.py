@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, NoReturn
 
 from engine import schema_verb
 from engine.errors import MudsimError, UsageError
-from engine.lab import record_verbs, sweep_verbs
+from engine.lab import record_verbs
 from engine.lab import verbs as lab
+from engine.lab.sweep import verbs as sweep_verbs
 from engine.memory.knowledge import KNOWLEDGE_TYPES
 from engine.sim.status import read_clock, read_status
 from engine.telnet import verbs as telnet_verbs

@@ -26,7 +26,7 @@ def _world() -> dict[str, Any]:
 
 
 def _sweep() -> dict[str, Any]:
-    from engine.lab.sweep_schema import sweep_schema
+    from engine.lab.sweep.schema import sweep_schema
 
     return sweep_schema()
 

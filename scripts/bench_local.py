@@ -31,8 +31,9 @@ from engine.commands import parse_line
 from engine.llm.local import MODEL_NAME, LocalBackend
 from engine.llm.ollama import OllamaBackend
 from engine.llm.ollama_server import OllamaCompatibleServer
-from engine.llm.request import Constraint, Generation, LLMRequest
+from engine.llm.request import Generation, LLMRequest
 from engine.llm.serve import EmbeddedSource
+from engine.memory.constraint import Constraint
 from engine.sim.prompting import build_prompt, command_constraint, command_grammar
 from engine.sim.simulation import Simulation
 from engine.world.model import Role

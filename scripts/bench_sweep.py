@@ -32,9 +32,9 @@ from pathlib import Path
 
 from bench_common import REPEATS, summary
 
-from engine.lab.sweep import SweepOptions, run_sweep
-from engine.lab.sweep_executor import Executor, InProcess
-from engine.lab.sweep_pool import PoolExecutor
+from engine.lab.sweep.executor import Executor, InProcess
+from engine.lab.sweep.pool import PoolExecutor
+from engine.lab.sweep.sweep import SweepOptions, run_sweep
 
 RUNS = 8
 TURNS = 20
@@ -112,7 +112,7 @@ def _ray_phase(path: Path, folder: Path) -> tuple[dict[str, list[float]], float]
     overhead is measured against the same runs under the same load); and Ray's start."""
     import ray
 
-    from engine.lab.sweep_ray import RayExecutor
+    from engine.lab.sweep.ray import RayExecutor
 
     times: dict[str, list[float]] = {k: [] for k in ("in", "ray1", "ray2")}
     started = time.perf_counter()

@@ -31,9 +31,9 @@ from engine.memory.dream import NOTE_TITLE, dream_prompt, montage, sample_fragme
 from engine.memory.secrets import redact
 from engine.memory.summary_grammar import summary_constraint, unwrap_summary
 from engine.memory.summary_quality import judge_summary
-from engine.sim.clock import format_reading, parse_reading
 from engine.vault.knowledge_store import KnowledgeStore
 from engine.vault.vault import Vault
+from engine.world.clock import format_reading, parse_reading
 
 ASKS: Final = 2
 RECENT: Final = 12

@@ -35,7 +35,8 @@ from engine.agents.supervisor import Supervisor, one_line
 from engine.agents.thinker import Generator
 from engine.errors import LLMError, VaultError
 from engine.faults import crash_point
-from engine.llm.request import Constraint, LLMRequest, Priority
+from engine.llm.request import LLMRequest, Priority
+from engine.memory.constraint import Constraint
 from engine.memory.json_reply import ReplyUnparseable
 from engine.memory.knowledge import Entry, Stamp, new_entry_id
 from engine.memory.knowledge_grammar import CANDIDATES_MAX, OPERATIONS_MAX

@@ -50,7 +50,8 @@ from engine.agents.speech_check import (
 )
 from engine.commands.result import Result
 from engine.errors import LLMError, MudsimError
-from engine.llm.request import Constraint, Generation, LLMRequest, Priority
+from engine.llm.request import Generation, LLMRequest, Priority
+from engine.memory.constraint import Constraint
 
 MAX_ASKS = 3
 """One ask plus at most two re-asks after a repeat, an echo of the prompt or speech that

@@ -23,7 +23,7 @@ from engine.commands.context import CommandContext
 from engine.commands.registry import Arg, ArgKind, Command, Invocation, command
 from engine.commands.result import Result, done, failed
 from engine.vault.accounts import Account, name_problem, new_name_problem
-from engine.vault.paths import safe_name
+from engine.world.folder_names import safe_name
 from engine.world.model import Character, Role
 
 COMMANDS: list[Command] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine.commands.context import CommandContext
 from engine.commands.registry import Arg, ArgKind, Command, Invocation, command
 from engine.commands.result import Result, done, failed
-from engine.sim.clock import EXAMPLE, SET_HINT, ClockError, WorldClock
+from engine.world.clock import EXAMPLE, SET_HINT, ClockError, WorldClock
 from engine.world.model import Role
 
 COMMANDS: list[Command] = []

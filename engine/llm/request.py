@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal
 
+from engine.memory.constraint import Constraint
+
 Role = Literal["actor", "summarizer", "consolidator", "handbook", "dream", "warm"]
 """``warm``: a prompt evaluated ahead of a turn, for a prefix cache (one token, discarded);
 ``handbook``: writing an agent's handbook, ``dream``: an agent's dream (both with the
@@ -23,20 +25,6 @@ class Priority(IntEnum):
     TURN = 0
     SUMMARY = 1
     CONSOLIDATION = 2
-
-
-@dataclass(frozen=True)
-class Constraint:
-    """The replies a request allows, in the forms backends understand."""
-
-    gbnf: str
-    """A llama.cpp grammar (the embedded model)."""
-    json_schema: Mapping[str, Any]
-    """For Ollama's ``format``: the reply is ``{"command": "..."}``."""
-    finite: bool = True
-    """Every reply the grammar allows is bounded, so it ends decoding itself (the
-    embedded model then ignores ``num_predict``, which could only cut a reply short);
-    False keeps ``num_predict`` (long free text, such as a handbook)."""
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,27 @@ that could not be built, shows here and never in the LLM's failures)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
-from engine.agents.thinker import Thinker
 from engine.llm.dispatcher import Dispatcher
 from engine.llm.metrics import seconds
 
 
+class TurnCounts(Protocol):
+    """What the status reads of an agent's thinker (``engine.agents.thinker.Thinker``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def turns(self) -> int: ...
+    @property
+    def skipped(self) -> int: ...
+    @property
+    def last_error(self) -> str | None: ...
+
+
 def render_llm_status(
-    dispatcher: Dispatcher, models: Sequence[str], thinkers: Sequence[Thinker] = ()
+    dispatcher: Dispatcher, models: Sequence[str], thinkers: Sequence[TurnCounts] = ()
 ) -> str:
     total = dispatcher.metrics
     lines = [
@@ -35,7 +48,7 @@ def render_llm_status(
     return "\n".join(["LLM status", *lines, *_turn_lines(thinkers)])
 
 
-def _turn_lines(thinkers: Sequence[Thinker]) -> list[str]:
+def _turn_lines(thinkers: Sequence[TurnCounts]) -> list[str]:
     if not thinkers:
         return []
     turns = sum(t.turns for t in thinkers)

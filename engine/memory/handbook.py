@@ -29,7 +29,7 @@ from typing import Final
 
 import yaml
 
-from engine.vault.safe_yaml import load_yaml
+from engine.world.safe_yaml import load_yaml
 
 PROFILE_WORDS: Final = 300
 TIPS_MAX: Final = 80
@@ -263,7 +263,7 @@ def cluster_keywords(text: str) -> dict[str, list[str]]:
 
 @dataclass(frozen=True)
 class SkillFront:
-    """A SKILL.md's front matter, read by the YAML parser (``engine.vault.safe_yaml``):
+    """A SKILL.md's front matter, read by the YAML parser (``engine.world.safe_yaml``):
     folded (``>-``) and literal (``|``) blocks, quoted strings and lists read as YAML
     says. ``problem`` says why it does not read (its ``fields`` then empty); ``raw`` is
     its text either way."""

@@ -20,7 +20,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
-from engine.llm.request import Constraint
+from engine.memory.constraint import Constraint
 from engine.memory.handbook import (
     CLUSTER_BULLETS,
     PROFILE_WORDS,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from engine.llm.request import Constraint
+from engine.memory.constraint import Constraint
 from engine.memory.knowledge import CONTENT_MAX as CONTENT_MAX
 from engine.memory.knowledge import KNOWLEDGE_TYPES
 

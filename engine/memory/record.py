@@ -2,7 +2,7 @@
 
 The record is flat so a person can read and grep the journal; ``seq`` counts from 0
 and equals the line's index. ``at`` is wall time; ``sim`` the world clock's reading
-(``engine.sim.clock``) when it was recorded. Lines written before the clock existed
+(``engine.world.clock``) when it was recorded. Lines written before the clock existed
 have no ``sim`` (and no ``speaker``): they load as None, and count as the clock's start.
 """
 

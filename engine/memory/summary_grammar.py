@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from engine.llm.request import Constraint
+from engine.memory.constraint import Constraint
 
 SENTENCES_MAX: Final = 5
 WORDS_PER_SENTENCE: Final = 20

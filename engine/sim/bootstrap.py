@@ -26,11 +26,11 @@ from engine.memory.knowledge import Entry, Source, Stamp, new_entry_id
 from engine.memory.knowledge_ops import Change
 from engine.memory.record import utc_now
 from engine.memory.retrieval import Chosen, Index, Item, Query, line, situation_keywords
-from engine.sim.clock import format_reading
 from engine.sim.recollection_items import gather_items
 from engine.sim.world_apply import occupied_folders, unborn_seed
 from engine.vault.knowledge_store import KnowledgeStore, PassRecord
 from engine.vault.vault import MemoryState, Vault
+from engine.world.clock import format_reading
 from engine.world.loader import load_world_file
 from engine.world.model import Character
 from engine.world.world import World

@@ -19,7 +19,7 @@ from engine.agents.prompt import FittedPrompt, PromptParts, char_budget, fit_pro
 from engine.agents.reply import RECENT_COMMANDS, repeat_key
 from engine.commands.registry import Command
 from engine.config import RoleProfile, Settings
-from engine.llm.request import Constraint
+from engine.memory.constraint import Constraint
 from engine.memory.handbook import prompt_excerpt
 from engine.memory.waterfall import verbatim_count
 from engine.world.model import Character

@@ -38,9 +38,9 @@ from engine.memory.retrieval import (
     render,
     situation_keywords,
 )
-from engine.sim.clock import format_reading
 from engine.sim.recollection_items import SOURCES, entry_item, gather_items
 from engine.vault.knowledge_store import KnowledgeStore
+from engine.world.clock import format_reading
 from engine.world.model import Character
 
 if TYPE_CHECKING:

@@ -41,7 +41,6 @@ from engine.memory.secrets import redact, redact_value
 from engine.memory.status import MemoryStatus
 from engine.memory.waterfall import Windows
 from engine.sim.chronicle import Chronicle
-from engine.sim.clock import WorldClock
 from engine.sim.command_context import SimContext
 from engine.sim.memory_gate import MemoryGate
 from engine.sim.prompting import build_prompt, summary_chars
@@ -54,6 +53,7 @@ from engine.vault.run_log import attach_run_log, detach_run_log
 from engine.vault.run_store import RunFolder, file_sha256
 from engine.vault.vault import Vault
 from engine.vault.world_store import save_clock, warn_on_stderr
+from engine.world.clock import WorldClock
 from engine.world.events import Event, EventKind
 from engine.world.loader import load_world_file
 from engine.world.model import ABBREVIATIONS, COMPASS, Character, Role, character_fields

@@ -53,10 +53,10 @@ from engine.telnet.session import Session
 from engine.telnet.settings import ServeOptions, TelnetConfig, load_config
 from engine.vault.accounts import AccountStore
 from engine.vault.bans import Ban, BanStore
-from engine.vault.paths import safe_name
 from engine.vault.run_log import FORMAT
 from engine.vault.world_store import start_room
 from engine.world.events import Event, EventKind
+from engine.world.folder_names import safe_name
 from engine.world.model import Character, Role
 
 CONNECT_WAIT: Final = 1.5

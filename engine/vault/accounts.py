@@ -48,7 +48,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engine.errors import MudsimError, VaultError
 from engine.vault.files import read_front_matter, write_front_matter
-from engine.vault.paths import windows_device
+from engine.world.folder_names import windows_device
 from engine.world.model import Role
 
 SCRYPT_N: Final = 2**14

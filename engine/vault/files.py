@@ -25,7 +25,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 
 from engine.errors import VaultError
-from engine.vault.safe_yaml import load_yaml
+from engine.world.safe_yaml import load_yaml
 
 
 def atomic_write_text(path: Path, text: str, *, private: bool = False) -> None:

@@ -1,9 +1,8 @@
-"""Turning names into file names that can never leave their folder (pure, no I/O).
+"""A note's title as a file name that can never leave its folder (pure, no I/O).
 
-A character's folder is its name with spaces as ``_`` and only ``[A-Za-z0-9_-]`` kept
-(the vault contract). A note's file keeps its title's letters in any script
-(``note_file_stem``). Whatever is left must be non-empty, so ``../``, ``/``, NUL and the
-empty string can never name a path.
+A note's file keeps its title's letters in any script (``note_file_stem``); whatever is
+left must be non-empty, so ``../``, ``/``, NUL and the empty string can never name a
+path. A character's folder name is the world's rule: ``engine.world.folder_names``.
 """
 
 from __future__ import annotations
@@ -13,38 +12,9 @@ import re
 import unicodedata
 
 from engine.errors import UnsafeNameError
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-MAX_NAME_LENGTH = 100
-
-
-def safe_name(name: str, *, what: str = "name") -> str:
-    """Return ``name`` as a file-name stem, or raise if nothing usable is left.
-
-    Examples: ``"The Traveler"`` -> ``"The_Traveler"``; ``"../etc"`` -> ``"etc"``;
-    ``"../"`` raises ``UnsafeNameError``.
-    """
-    stem = _UNSAFE.sub("", name.strip().replace(" ", "_"))[:MAX_NAME_LENGTH]
-    if not stem.strip("_-"):
-        raise UnsafeNameError(
-            f"the {what} {name!r} has no letters or digits to make a file name from"
-        )
-    if windows_device(stem):
-        raise UnsafeNameError(f"the {what} {name!r} is a device name on Windows (such as "
-                              "CON, AUX or NUL) and cannot name a folder")  # fmt: skip
-    return stem
-
-
-def windows_device(name: str) -> bool:
-    """Whether ``name`` is one Windows keeps for a device (``CON``, ``aux``, ``NUL``,
-    ``COM1``...; also with an extension, ``nul.txt``): no file or folder may have it."""
-    return name.split(".", 1)[0].strip().lower() in _WINDOWS_DEVICES
-
+from engine.world.folder_names import windows_device
 
 _NOT_A_WORD_CHARACTER = re.compile(r"[^\w-]")  # \w: letters and digits of every script, _
-_WINDOWS_DEVICES = frozenset(
-    ["con", "prn", "aux", "nul"] + [f"{port}{n}" for port in ("com", "lpt") for n in range(1, 10)]
-)
 MAX_NOTE_STEM_BYTES = 180
 """A note's file-name stem in UTF-8 (file systems allow 255 bytes; room for the hash)."""
 
@@ -73,7 +43,7 @@ def note_file_stem(title: str, *, hashed: bool = False) -> str:
     while len(stem.encode("utf-8")) > MAX_NOTE_STEM_BYTES:
         stem = stem[:-1]
     faithful = stem.replace("_", " ") == title and "_" not in title
-    if faithful and not hashed and stem.lower() not in _WINDOWS_DEVICES:
+    if faithful and not hashed and not windows_device(stem):
         return stem
     digest = hashlib.sha256(title.encode("utf-8")).hexdigest()[:8]
     return f"{stem}-{digest}"

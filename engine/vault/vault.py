@@ -26,13 +26,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from engine.config import Settings
 from engine.errors import UsageError, VaultError
 from engine.memory.record import utc_now
-from engine.sim.clock import WorldClock
 from engine.vault import config_files, world_store
 from engine.vault.files import atomic_write_json, read_json, remove_stale_temp_files
 from engine.vault.handbook_store import HandbookStore
 from engine.vault.lock import VaultLock
 from engine.vault.notes import NoteStore
 from engine.vault.summaries import SummaryStore
+from engine.world.clock import WorldClock
 from engine.world.world import World
 
 

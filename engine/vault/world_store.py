@@ -5,7 +5,7 @@
   leading comment lists who is where, for people; mudsim never reads comments.
 - ``agents/<Name>/agent.md``: each character's settings in front matter (profile,
   description, location, role, thinker settings); the body repeats them for people.
-- ``world/clock.json``: the world clock (``engine.sim.clock``): its start, minutes per
+- ``world/clock.json``: the world clock (``engine.world.clock``): its start, minutes per
   round, what it reads now and the turns taken in the round now running. A vault
   saved before the clock existed has none: its clock starts at the world file's start.
 
@@ -34,7 +34,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.errors import VaultError
 from engine.faults import crash_point
-from engine.sim.clock import WorldClock
 from engine.vault.files import (
     atomic_write_text,
     dump_front_matter,
@@ -42,8 +41,9 @@ from engine.vault.files import (
     read_front_matter,
     read_json,
 )
-from engine.vault.safe_yaml import load_yaml
+from engine.world.clock import WorldClock
 from engine.world.model import Character, CharacterType, Role, Room, Thing
+from engine.world.safe_yaml import load_yaml
 from engine.world.world import World
 
 SNAPSHOT_FORMAT = 1

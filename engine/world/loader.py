@@ -4,7 +4,7 @@ PyYAML drops positions when it builds Python data, so the file is first composed
 a node tree; an error's path (``rooms[1].id``) is walked through that tree to find the
 line. Nothing is built unless the whole file is valid.
 
-A world file may come from anywhere, so it is read by ``engine.vault.safe_yaml``'s
+A world file may come from anywhere, so it is read by ``engine.world.safe_yaml``'s
 loader and its node tree is measured before anything is built from it: deep nesting,
 aliases that expand too far (a "billion laughs" file) and an alias inside the value it
 names are refused with their line.
@@ -20,9 +20,9 @@ import yaml
 from pydantic import ValidationError
 
 from engine.errors import UnsafeNameError, WorldFileError
-from engine.sim.clock import WorldClock
-from engine.vault.safe_yaml import MAX_DEPTH, DepthLimitedLoader, YAMLLimitError, measure
+from engine.world.clock import WorldClock
 from engine.world.model import Character, Room, Thing
+from engine.world.safe_yaml import MAX_DEPTH, DepthLimitedLoader, YAMLLimitError, measure
 from engine.world.schema import WorldSpec
 from engine.world.world import LinkConflict, World
 

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-from engine.vault.paths import safe_name
+from engine.world.folder_names import safe_name
 
 CharacterType = Literal["agent", "player"]
 

@@ -11,7 +11,7 @@ A line is always one line: every control character, line or paragraph separator,
 bidi control, lone surrogate and noncharacter becomes a space or U+FFFD, so no text
 (an agent's speech, a hostile room name) can start a line of its own or break the
 file's encoding. A long text is cut at ``MAX_TEXT`` characters with an ellipsis.
-Day 1 is the world clock's start date (``engine.sim.clock``).
+Day 1 is the world clock's start date (``engine.world.clock``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from datetime import date, datetime
 from typing import Final
 
-from engine.sim.clock import ClockError, parse_reading
+from engine.world.clock import ClockError, parse_reading
 
 MAX_TEXT: Final = 2_000
 """The most characters of an event's text one chronicle line keeps."""

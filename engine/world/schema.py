@@ -3,7 +3,7 @@
 Unknown keys are errors, so a typo never passes silently. An exit is written
 ``name: room_id`` or ``name: {to: room_id, one_way: true}``. The optional ``clock``
 (``{start: 2026-01-01T08:00, minutes_per_round: 10}``) sets the world clock
-(``engine.sim.clock``).
+(``engine.world.clock``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from engine.sim.clock import (
+from engine.world.clock import (
     DEFAULT_MINUTES_PER_ROUND,
     DEFAULT_START,
     MAX_MINUTES_PER_ROUND,

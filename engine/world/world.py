@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import TypeVar
 
 from engine.errors import UnknownCharacterError
-from engine.sim.clock import WorldClock
 from engine.world import matching
+from engine.world.clock import WorldClock
 from engine.world.model import Character, Room, Thing, way_back
 
 E = TypeVar("E", bound="Room | Thing | Character")

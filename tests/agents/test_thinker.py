@@ -12,7 +12,8 @@ from engine.agents.thinker import MAX_ASKS, Thinker
 from engine.commands.result import Result, done, failed
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.llm.fake import ScriptedBackend
-from engine.llm.request import Constraint, Generation, LLMRequest
+from engine.llm.request import Generation, LLMRequest
+from engine.memory.constraint import Constraint
 
 
 class _Room:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.lab.sweep_archive import pack, unpack
+from engine.lab.sweep.archive import pack, unpack
 
 
 def _tree(root: Path) -> dict[str, bytes]:

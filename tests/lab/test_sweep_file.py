@@ -11,7 +11,7 @@ from test_sweep_support import write_sweep, write_world
 
 from engine.cli import main
 from engine.errors import SweepFileError
-from engine.lab.sweep_file import load_sweep_file
+from engine.lab.sweep.file import load_sweep_file
 
 GOOD = """\
 world: world.yaml

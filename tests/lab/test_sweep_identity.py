@@ -16,9 +16,9 @@ from test_sweep_support import finished_results, prompt_stub, results, sweep_tex
 
 import engine
 from engine.cli import main
-from engine.lab.sweep_file import load_sweep_file
-from engine.lab.sweep_identity import differences, redact_url, run_fingerprints
-from engine.lab.sweep_provenance import git_commit
+from engine.lab.sweep.file import load_sweep_file
+from engine.lab.sweep.identity import differences, redact_url, run_fingerprints
+from engine.lab.sweep.provenance import git_commit
 
 ONE = "  model: [tiny]\n"
 

@@ -11,8 +11,8 @@ import pytest
 from test_sweep_support import results, sweep_text, write_sweep
 
 from engine.cli import main
-from engine.lab.sweep_file import load_sweep_file
-from engine.lab.sweep_plan import run_count, run_key
+from engine.lab.sweep.file import load_sweep_file
+from engine.lab.sweep.plan import run_count, run_key
 from engine.llm.stub_server import FaultSchedule, StubOllama
 
 NUM_CTX = "llm.profiles.actor.options.num_ctx"

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.lab.sweep_plan import (
+from engine.lab.sweep.plan import (
     HASH_CHARS,
     configurations,
     plan,

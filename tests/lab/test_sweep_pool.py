@@ -22,11 +22,11 @@ from test_sweep_support import (
 )
 
 from engine.cli import main
-from engine.lab.sweep import SweepOptions, run_sweep
-from engine.lab.sweep_executor import InProcess
-from engine.lab.sweep_pool import PoolExecutor
-from engine.lab.sweep_run import RunTask
-from engine.lab.sweep_store import Outcome
+from engine.lab.sweep.executor import InProcess
+from engine.lab.sweep.pool import PoolExecutor
+from engine.lab.sweep.run import RunTask
+from engine.lab.sweep.store import Outcome
+from engine.lab.sweep.sweep import SweepOptions, run_sweep
 from engine.vault.run_store import read_tape
 
 

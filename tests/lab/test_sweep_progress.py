@@ -8,8 +8,8 @@ import pty
 import select
 from pathlib import Path
 
-from engine.lab.sweep_progress import SweepProgress, shown, time_left
-from engine.lab.sweep_store import Outcome
+from engine.lab.sweep.progress import SweepProgress, shown, time_left
+from engine.lab.sweep.store import Outcome
 
 
 def test_time_left_goes_at_the_pace_of_this_starts_runs() -> None:

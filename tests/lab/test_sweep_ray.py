@@ -22,9 +22,9 @@ from test_sweep_support import (
 )
 
 from engine.cli import main
-from engine.lab.sweep import SweepOptions, run_sweep
-from engine.lab.sweep_file import load_sweep_file
-from engine.lab.sweep_ray import MARKER, RayExecutor
+from engine.lab.sweep.file import load_sweep_file
+from engine.lab.sweep.ray import MARKER, RayExecutor
+from engine.lab.sweep.sweep import SweepOptions, run_sweep
 
 ENVIRON = {"MUDSIM_LLM_URL": "http://127.0.0.1:9"}
 

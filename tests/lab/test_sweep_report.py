@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.cli import main
-from engine.lab.sweep_report import T_975, bars, estimate, group, metric_names, t_975
+from engine.lab.sweep.report import T_975, bars, estimate, group, metric_names, t_975
 
 TABLE: list[dict[str, Any]] = [
     {"run_key": "a0", "world": "w.yaml", "seed": 0, "model": "a", "recent_window": 8,

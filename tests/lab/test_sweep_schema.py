@@ -14,8 +14,8 @@ from helpers import REPO
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from engine.lab.sweep_file import SweepSpec
-from engine.lab.sweep_schema import sweep_schema
+from engine.lab.sweep.file import SweepSpec
+from engine.lab.sweep.schema import sweep_schema
 
 SWEEPS = sorted((REPO / "worlds" / "sweeps").glob("*.yaml"))
 VALIDATOR = Draft202012Validator(sweep_schema())

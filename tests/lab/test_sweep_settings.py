@@ -10,8 +10,8 @@ import pytest
 from test_sweep_support import WORLD
 
 from engine.config import Settings
-from engine.lab.sweep_run import RunTask, prepare
-from engine.lab.sweep_settings import SettingError, canonical, derive_world, kind_of, vault_settings
+from engine.lab.sweep.run import RunTask, prepare
+from engine.lab.sweep.settings import SettingError, canonical, derive_world, kind_of, vault_settings
 from engine.vault.config_files import load_settings
 from engine.world.loader import parse_world
 

@@ -23,8 +23,9 @@ from engine.llm.model_facts import (
     parse_parameter_size,
 )
 from engine.llm.ollama import OllamaBackend
-from engine.llm.request import Constraint, LLMRequest
+from engine.llm.request import LLMRequest
 from engine.llm.stub_server import StubOllama
+from engine.memory.constraint import Constraint
 
 SMALL, BIG = "smollm2:135m", "llama3:8b"
 SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}

@@ -8,8 +8,9 @@ import pytest
 
 from engine.errors import LLMResponseError, LLMUnavailableError
 from engine.llm.openai import OpenAIBackend
-from engine.llm.request import Constraint, LLMRequest
+from engine.llm.request import LLMRequest
 from engine.llm.stub_server import StubOllama
+from engine.memory.constraint import Constraint
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from engine.vault.accounts import (
     password_problem,
     verify_password,
 )
-from engine.vault.paths import safe_name
+from engine.world.folder_names import safe_name
 from engine.world.model import Role
 
 

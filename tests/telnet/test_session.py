@@ -56,7 +56,9 @@ async def test_players_see_each_other_act_and_agents_hear_them(
     pat, pip = await connect(), await connect()
     await pat.login("Pat")
     await pip.login("Pip")
-    assert "(Pip has connected and wakes up.)" in await pat.until("(Pip has connected and wakes up.)")
+    assert "(Pip has connected and wakes up.)" in await pat.until(
+        "(Pip has connected and wakes up.)"
+    )
     await pip.command("say Hello, Ada.", "Pip> ")
     await pat.until('Pip says, "Hello, Ada."')
     assert sim.minds["ada"].tail[-1].text == 'Pip says, "Hello, Ada."'

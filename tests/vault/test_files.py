@@ -207,7 +207,7 @@ def test_any_text_survives_a_yaml_round_trip(data: dict[str, str]) -> None:
     """What mudsim writes as YAML it reads back unchanged, line breaks of every kind
     (\\n, \\r, NEL, U+2028 ...) and control characters included."""
     from engine.vault.files import dump_yaml
-    from engine.vault.safe_yaml import load_yaml
+    from engine.world.safe_yaml import load_yaml
 
     assert (load_yaml(dump_yaml(data)) or {}) == data
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from engine.errors import UnsafeNameError
 from engine.vault.notes import NoteStore
-from engine.vault.paths import MAX_NAME_LENGTH, safe_name
+from engine.world.folder_names import MAX_NAME_LENGTH, safe_name
 
 SAFE = re.compile(r"^[A-Za-z0-9_-]+$")
 

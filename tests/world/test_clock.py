@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.sim.clock import (
+from engine.world.clock import (
     DEFAULT_START,
     EXAMPLE,
     ClockError,

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from engine.agents.prompt import PromptParts, memory_lines, one_line
-from engine.llm.request import Constraint
+from engine.memory.constraint import Constraint
 
 CONFIGS: tuple[str, ...] = ("full", "waterfall", "gapped", "window", "none", "full+query",
                              "evidence")  # fmt: skip

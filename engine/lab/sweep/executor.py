@@ -7,8 +7,8 @@ Ctrl-C: runs in progress finish, no new one starts). At most ``slots`` runs are 
 flight at once, so "running" on the progress bar is exact.
 
 - ``InProcess``: one run after another in this process (the benchmark's baseline);
-- ``engine.lab.sweep_pool.PoolExecutor``: a local process pool, the default;
-- ``engine.lab.sweep_ray.RayExecutor``: each run a Ray task, on this machine or a cluster.
+- ``engine.lab.sweep.pool.PoolExecutor``: a local process pool, the default;
+- ``engine.lab.sweep.ray.RayExecutor``: each run a Ray task, on this machine or a cluster.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from engine.lab.sweep_run import RunTask, execute_run
-from engine.lab.sweep_store import Outcome
+from engine.lab.sweep.run import RunTask, execute_run
+from engine.lab.sweep.store import Outcome
 
 Worker = Callable[[RunTask], Outcome]
 """What a worker does with one run (``execute_run``; a test may give another)."""

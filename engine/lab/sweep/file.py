@@ -20,8 +20,8 @@ The runs are counted before they are made (worlds x runs entries x grid values x
 seeds): more than ``max_runs`` (``--max-runs``, default 10,000) is refused, in one line,
 before any memory goes to them.
 
-What a setting is: ``engine.lab.sweep_settings``; how the runs are made:
-``engine.lab.sweep_plan``.
+What a setting is: ``engine.lab.sweep.settings``; how the runs are made:
+``engine.lab.sweep.plan``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from pydantic import (
 
 from engine.config import EndpointConfig, LLMConfig
 from engine.errors import MudsimError, SweepFileError, WorldFileError
-from engine.lab.sweep_plan import (
+from engine.lab.sweep.plan import (
     MAX_RUNS,
     PlannedRun,
     configurations,
@@ -53,7 +53,7 @@ from engine.lab.sweep_plan import (
     run_count,
     seed_list,
 )
-from engine.lab.sweep_settings import (
+from engine.lab.sweep.settings import (
     SettingError,
     canonical,
     derive_world,

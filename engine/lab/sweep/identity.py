@@ -1,12 +1,12 @@
 """What a sweep's run was made with, beyond its key (pure: no I/O).
 
 A run's **key** names what the run is (world, settings, seed, turns:
-``engine.lab.sweep_plan``); its **fingerprint** names everything else that changes its
+``engine.lab.sweep.plan``); its **fingerprint** names everything else that changes its
 result: the LLM it is served by (each endpoint's URL, secrets removed, and kind), the
 models its agents think with, the probe's settings and the mudsim version. Both are in
 the run's ``result.json``. A sweep started again keeps a finished run only when both
 match: one made with another LLM, probe or version is never silently reused
-(``engine.lab.sweep_store.scan`` refuses, or with ``--rerun-changed`` runs it again).
+(``engine.lab.sweep.store.scan`` refuses, or with ``--rerun-changed`` runs it again).
 
 The LLM and models are resolved as ``mudsim run`` resolves them (``--llm`` >
 ``MUDSIM_LLM_URL`` > the sweep's ``endpoints`` > the default URL; ``--model`` >
@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from engine.config import LLMConfig
-from engine.lab.sweep_plan import canonical_json
-from engine.lab.sweep_settings import split, vault_settings
+from engine.lab.sweep.plan import canonical_json
+from engine.lab.sweep.settings import split, vault_settings
 from engine.llm.connect import choose_llm, choose_model
 from engine.world.loader import parse_world
 
 if TYPE_CHECKING:
-    from engine.lab.sweep_file import Sweep
+    from engine.lab.sweep.file import Sweep
 
 PASSED_ENVIRONMENT: Final = ("MUDSIM_LLM_URL", "MUDSIM_MODEL")
 """What of the sweep's environment each run sees."""

@@ -28,13 +28,13 @@ from collections.abc import Sequence
 from concurrent.futures.process import BrokenProcessPool
 from typing import Final
 
-from engine.lab.sweep_executor import Hooks, Worker, failed
-from engine.lab.sweep_run import RunTask, execute_run
-from engine.lab.sweep_store import Outcome
+from engine.lab.sweep.executor import Hooks, Worker, failed
+from engine.lab.sweep.run import RunTask, execute_run
+from engine.lab.sweep.store import Outcome
 
 WATCH_SECONDS: Final = 0.5
 """How often a worker looks for the sweep where it cannot be told at once (not Linux)."""
-PRELOAD: Final = ("engine.lab.sweep_run", "httpcore", "anyio._backends._asyncio")
+PRELOAD: Final = ("engine.lab.sweep.run", "httpcore", "anyio._backends._asyncio")
 """What the fork server imports once, for every worker it forks: the run's code, and what
 its HTTP client imports only when it first connects (one that is missing is skipped)."""
 POLL_SECONDS: Final = 0.5

@@ -15,7 +15,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from engine.lab.sweep_store import Outcome
+from engine.lab.sweep.store import Outcome
 
 
 def time_left(done_now: int, elapsed: float, remaining: int) -> float | None:

@@ -9,7 +9,7 @@ Where the vault goes: the sweep writes a marker file with a random token into OU
 task that finds it (OUT is on a file system the node shares) writes the run straight
 into ``OUT/runs/<key>/``; one that does not runs in a folder of its own node and
 returns the run's folder as a ``.tar.gz`` archive (bytes), which the sweep unpacks under
-OUT (``engine.lab.sweep_archive``). Ray is imported only here, when ``--ray`` is given:
+OUT (``engine.lab.sweep.archive``). Ray is imported only here, when ``--ray`` is given:
 without it, one line says how to install it (``pip install 'mudsim[sweep]'``). A
 ``ray://`` address needs Ray Client (``ray[client]``: gRPC), which the ``sweep`` extra
 brings; a Ray installed without it is one line saying so, not Ray's own message.
@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from engine.errors import MissingExtraError, UsageError
-from engine.lab.sweep_archive import pack, unpack
-from engine.lab.sweep_executor import Hooks, Worker, failed
-from engine.lab.sweep_run import RunTask, execute_run
-from engine.lab.sweep_store import Outcome
+from engine.lab.sweep.archive import pack, unpack
+from engine.lab.sweep.executor import Hooks, Worker, failed
+from engine.lab.sweep.run import RunTask, execute_run
+from engine.lab.sweep.store import Outcome
 
 MARKER: Final = ".sweep-shared"
 POLL_SECONDS: Final = 0.5

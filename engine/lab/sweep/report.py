@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from engine.errors import UsageError
-from engine.lab.sweep_plan import slug
-from engine.lab.sweep_results import IDENTITY, PROVENANCE, TRAILER, read_results
-from engine.lab.sweep_store import PLAN
+from engine.lab.sweep.plan import slug
+from engine.lab.sweep.results import IDENTITY, PROVENANCE, TRAILER, read_results
+from engine.lab.sweep.store import PLAN
 from engine.vault.files import atomic_write_text, make_folder
 
 REPORT: Final = "report"

@@ -2,7 +2,7 @@
 ``analysis`` extra: pyarrow) and ``OUT/results.csv`` (always), and read back.
 
 A row is ``run_key``, ``world``, ``seed``, one column per setting under the setting's own
-name (empty where a run does not set it), the run's figures (``engine.lab.sweep_metrics``),
+name (empty where a run does not set it), the run's figures (``engine.lab.sweep.metrics``),
 what made it (``llm_url``, secrets removed, ``llm_model``, ``mudsim_version`` and
 ``git_commit``), then ``status`` (finished or failed), ``error`` and ``attempt``. A failed
 run's figures are empty; a finished run that made no call of some kind has 0 there.
@@ -22,8 +22,8 @@ from typing import Any, Final
 
 from engine.errors import MissingExtraError, UsageError, VaultError
 from engine.lab.export import pyarrow, write_parquet
-from engine.lab.sweep_identity import llm_models, llm_url
-from engine.lab.sweep_store import Result
+from engine.lab.sweep.identity import llm_models, llm_url
+from engine.lab.sweep.store import Result
 from engine.vault.files import atomic_write_text
 
 PARQUET: Final = "results.parquet"

@@ -31,9 +31,9 @@ from typing import Any, TextIO, TypeVar
 
 from engine.errors import MudsimError
 from engine.lab.probe.probe import ProbeOptions, probe
-from engine.lab.sweep_metrics import run_metrics, the_run
-from engine.lab.sweep_settings import derive_world, split, vault_settings
-from engine.lab.sweep_store import LOG, NARRATIVE, PARTIAL, VAULT, WORLD, Outcome
+from engine.lab.sweep.metrics import run_metrics, the_run
+from engine.lab.sweep.settings import derive_world, split, vault_settings
+from engine.lab.sweep.store import LOG, NARRATIVE, PARTIAL, VAULT, WORLD, Outcome
 from engine.sim.run import RunOptions, run_headless
 from engine.vault.config_files import FILES
 from engine.vault.files import make_folder, write_front_matter

@@ -31,8 +31,8 @@ NOTES = {
 
 
 def sweep_schema() -> dict[str, Any]:
-    """The JSON Schema of a sweep file (``engine.lab.sweep_file.SweepSpec``)."""
-    from engine.lab.sweep_file import SweepSpec
+    """The JSON Schema of a sweep file (``engine.lab.sweep.file.SweepSpec``)."""
+    from engine.lab.sweep.file import SweepSpec
 
     schema = document(
         SweepSpec,

@@ -35,8 +35,8 @@ from pydantic import ValidationError
 from engine.config import LLMConfig, Settings
 from engine.errors import MudsimError
 from engine.llm.connect import choose_llm
-from engine.vault.safe_yaml import load_yaml
 from engine.world.loader import parse_world
+from engine.world.safe_yaml import load_yaml
 from engine.world.schema import CharacterSpec
 
 SWITCHES: Final = ("knowledge", "retrieval", "handbook")

@@ -13,7 +13,7 @@
 
 A run counts when its ``result.json`` says it finished, its world file is still the one
 it ran (the same sha256) and it was made as the sweep file now says (the same
-fingerprint: LLM, models, probe, mudsim version; ``engine.lab.sweep_identity``). A
+fingerprint: LLM, models, probe, mudsim version; ``engine.lab.sweep.identity``). A
 finished run made otherwise is never silently reused: the start is refused, naming it,
 unless ``rerun_changed`` (``--rerun-changed``) runs it again. On resume, everything else
 of a run is removed and the run starts again from nothing: a vault is complete or
@@ -33,8 +33,8 @@ from typing import Any, Final, Literal
 from filelock import FileLock, Timeout
 
 from engine.errors import UsageError, VaultError
-from engine.lab.sweep_identity import differences, refusal
-from engine.lab.sweep_plan import PlannedRun
+from engine.lab.sweep.identity import differences, refusal
+from engine.lab.sweep.plan import PlannedRun
 from engine.vault.files import atomic_write_json, atomic_write_text, make_folder, os_reason
 
 RUNS: Final = "runs"
@@ -75,7 +75,7 @@ class Result:
     attempt: int
     world_sha256: str
     fingerprint: Mapping[str, Any] | None = None
-    """What the run was made with (``engine.lab.sweep_identity``; None: not recorded)."""
+    """What the run was made with (``engine.lab.sweep.identity``; None: not recorded)."""
     commit: str = ""
     """The git commit of the mudsim that ran it ("" when not run from a checkout)."""
 

@@ -2,11 +2,11 @@
 pool (default) or Ray, resumable, into one results table.
 
 The sweep file is read and every run checked before anything runs, its runs counted
-before they are made (``engine.lab.sweep_file``; over ``--max-runs``: exit 2), and each
+before they are made (``engine.lab.sweep.file``; over ``--max-runs``: exit 2), and each
 run's fingerprint resolved (the LLM, models, probe and mudsim version it is made with:
-``engine.lab.sweep_identity``). ``--dry-run`` prints one line per run, its key first, and
+``engine.lab.sweep.identity``). ``--dry-run`` prints one line per run, its key first, and
 writes nothing. Otherwise the sweep takes OUT (one sweep at a time), finds what an
-earlier start left (``engine.lab.sweep_store.scan``: finished runs are kept, anything
+earlier start left (``engine.lab.sweep.store.scan``: finished runs are kept, anything
 else is removed; failed runs run again unless ``--skip-failed``; a finished run made
 with another LLM, probe or version refuses the start, exit 2 with nothing written,
 unless ``--rerun-changed`` runs it again), writes its plan, checks that the LLM answers
@@ -35,17 +35,17 @@ from typing import Any, TextIO
 
 from engine.config import LLMConfig
 from engine.errors import MudsimError
-from engine.lab.sweep_executor import Executor, Hooks
-from engine.lab.sweep_file import Sweep, load_sweep_file
-from engine.lab.sweep_identity import passed_environment, run_fingerprints
-from engine.lab.sweep_plan import MAX_RUNS, PlannedRun
-from engine.lab.sweep_pool import PoolExecutor
-from engine.lab.sweep_progress import SweepProgress
-from engine.lab.sweep_provenance import git_commit, mudsim_version
-from engine.lab.sweep_results import rows_of, write_results
-from engine.lab.sweep_run import RunTask
-from engine.lab.sweep_settings import split
-from engine.lab.sweep_store import (
+from engine.lab.sweep.executor import Executor, Hooks
+from engine.lab.sweep.file import Sweep, load_sweep_file
+from engine.lab.sweep.identity import passed_environment, run_fingerprints
+from engine.lab.sweep.plan import MAX_RUNS, PlannedRun
+from engine.lab.sweep.pool import PoolExecutor
+from engine.lab.sweep.progress import SweepProgress
+from engine.lab.sweep.provenance import git_commit, mudsim_version
+from engine.lab.sweep.results import rows_of, write_results
+from engine.lab.sweep.run import RunTask
+from engine.lab.sweep.settings import split
+from engine.lab.sweep.store import (
     Outcome,
     Result,
     SweepFolder,
@@ -137,7 +137,7 @@ class Provenance:
 def _executor(options: SweepOptions, sweep: Sweep) -> Executor:
     if options.ray is None:
         return PoolExecutor(options.workers or os.cpu_count() or 1)
-    from engine.lab.sweep_ray import RayExecutor
+    from engine.lab.sweep.ray import RayExecutor
 
     resources = sweep.spec.resources
     return RayExecutor(options.ray or None, options.out.resolve(), cpus=resources.cpus,

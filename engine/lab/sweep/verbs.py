@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engine.errors import UsageError
-from engine.lab.sweep_plan import MAX_RUNS
+from engine.lab.sweep.plan import MAX_RUNS
 
 SUMMARY: Final = ("Run a sweep file's runs (a grid of settings x seeds) on a local process "
                   "pool or Ray, into one results table; or report on one.")  # fmt: skip
@@ -77,7 +77,7 @@ def sweep(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace, target: list[str]) -> None:
-    from engine.lab.sweep import SweepOptions, failures, run_sweep
+    from engine.lab.sweep.sweep import SweepOptions, failures, run_sweep
 
     if len(target) != 1:
         raise UsageError(f"sweep takes one sweep file, got {len(target)}: {' '.join(target)}")
@@ -92,7 +92,7 @@ def _run(args: argparse.Namespace, target: list[str]) -> None:
 
 
 def _report(args: argparse.Namespace, target: list[str]) -> None:
-    from engine.lab.sweep_report import report
+    from engine.lab.sweep.report import report
 
     if len(target) != 1:
         raise UsageError("usage: mudsim sweep report DIR [--by SETTING ...]")
