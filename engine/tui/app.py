@@ -25,22 +25,21 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Input, RichLog, Static, TabbedContent, Tree
 from textual.worker import Worker, WorkerState
 
 from engine.agents.memory import MemoryStream
 from engine.agents.thinker import Turn, describe
 from engine.llm.dispatcher import Dispatcher
-from engine.sim.prompting import build_prompt
 from engine.sim.run_ending import SHUTDOWN_GRACE
 from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import Simulation
-from engine.tui.keys import APP_BINDINGS, INPUT_BINDINGS, key_state, welcome
+from engine.tui.keys import APP_BINDINGS, key_state, welcome
 from engine.tui.llm_panel import llm_panel
 from engine.tui.memory_tabs import MemoryTabs
+from engine.tui.prompt_view import prompt_view
 from engine.tui.render import (
     COST_ORDERS,
     event_line,
@@ -51,6 +50,7 @@ from engine.tui.render import (
     stop_message,
     turn_line,
 )
+from engine.tui.widgets import HistoryInput, PromptScreen
 from engine.vault.journal import EVERY_100_MS
 from engine.world.events import Event
 from engine.world.model import Character
@@ -60,49 +60,6 @@ HISTORY_KEPT = 2_000
 FILTERS = ("all", "room", "agent")
 
 log = logging.getLogger("mudsim")
-
-
-class PromptScreen(ModalScreen[None]):
-    """The selected agent's exact prompt, full screen."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,p,q", "dismiss", "Close"),
-    ]
-
-    def __init__(self, title: str, prompt: str) -> None:
-        super().__init__()
-        self.title_text, self.prompt = title, prompt
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="prompt-view"):
-            yield Static(Text(self.title_text, style="bold"))
-            yield Static(Text(self.prompt))
-        yield Footer()
-
-
-class HistoryInput(Input):
-    """An input line that recalls earlier lines with up and down."""
-
-    BINDINGS: ClassVar[list[BindingType]] = INPUT_BINDINGS
-
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.history: list[str] = []
-        self._at = 0
-
-    def remember(self, line: str) -> None:
-        self.history.append(line)
-        self._at = len(self.history)
-
-    def action_older(self) -> None:
-        if self._at > 0:
-            self._at -= 1
-            self.value = self.history[self._at]
-
-    def action_newer(self) -> None:
-        if self._at < len(self.history):
-            self._at += 1
-            self.value = self.history[self._at] if self._at < len(self.history) else ""
 
 
 class MudsimApp(App[None]):
@@ -417,29 +374,8 @@ class MudsimApp(App[None]):
             return
         character = self.sim.world.characters[self.selected]
         thinker = self.scheduler.thinkers.get(self.selected)
-        if thinker is not None and thinker.last_prompt is not None:
-            title, prompt = f"The last prompt sent for {character.name}", thinker.last_prompt
-        else:
-            try:
-                title = f"The prompt {character.name} would get now"
-                prompt = build_prompt(self.sim, character)
-            except Exception as exc:
-                log.error("%s's prompt could not be built", character.name, exc_info=exc)
-                title = f"The prompt for {character.name} could not be built"
-                prompt = describe(exc)
-        self.push_screen(PromptScreen(title, prompt + self._scores(character)))
-
-    def _scores(self, character: Character) -> str:
-        """What the agent brings to mind now, each line with its scores (shown under the
-        prompt; never sent to a model)."""
-        try:
-            scored = self.sim.recollection.section(character, scores=True)
-        except Exception as exc:
-            return f"\n\n(What it brings to mind could not be scored: {describe(exc)})"
-        if not scored:
-            return ""
-        head = "What it brings to mind now, with each line's scores (not sent to the model):"
-        return "\n\n" + "\n".join([head, *scored])
+        last = thinker.last_prompt if thinker is not None else None
+        self.push_screen(PromptScreen(*prompt_view(self.sim, character, last)))
 
     def action_focus_input(self) -> None:
         self.query_one("#command", HistoryInput).focus()
