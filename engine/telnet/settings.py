@@ -59,17 +59,29 @@ class TelnetConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_connections: int = Field(default=50, ge=1)
+    """Connections at once, telnet's and the web page's, logged in or not."""
     max_per_address: int = Field(default=5, ge=1)
+    """Connections at once from one address."""
     new_connections_per_minute: float = Field(default=20.0, gt=0, allow_inf_nan=False)
+    """New connections one address may open a minute."""
     login_free_failures: int = Field(default=5, ge=0)
+    """Failed logins from one address (or against one account) before answers slow down."""
     login_delay_s: float = Field(default=2.0, ge=0, allow_inf_nan=False)
+    """Seconds between answers past the free failures, doubling (at most 60)."""
     idle_minutes: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    """A connection silent this long is closed (its character stays, asleep)."""
     commands_per_s: float = Field(default=5.0, gt=0, allow_inf_nan=False)
+    """Commands a connection runs a second (a burst of as many); faster lines wait."""
     queued_lines: int = Field(default=20, ge=0)
+    """Lines that may wait their turn; past it they are dropped, with one notice."""
     model_call_role: Role = Role.BUILDER
+    """The role that may run commands spending model calls (@consolidate, dream, ...)."""
     model_calls_per_hour: int = Field(default=0, ge=0)
+    """How many of those a player below ``model_call_role`` may run an hour."""
     login_seconds: float = Field(default=120.0, gt=0, allow_inf_nan=False)
+    """Time to finish logging in."""
     max_output_kb: int = Field(default=512, ge=1)
+    """Text waiting for a client that reads too slowly; past it the connection is closed."""
 
     @property
     def idle_seconds(self) -> int:
