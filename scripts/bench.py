@@ -4,6 +4,14 @@
     python scripts/bench.py engine     # one or more of: engine, dispatch, pool, fairness, memory, tui, commands, journal, retrieval, knowledge, local, telnet, sweep
     python scripts/bench.py retrieval --json   # only the JSON object
     python scripts/bench.py play [--llm URL|local|local:NAME] [--model M] [--turns N] [--seed S] [--log FILE] [--world W]
+    python scripts/bench.py engine --baseline REV        # ratios to an earlier commit's
+    python scripts/bench.py engine --baseline FILE.json  # ... to figures saved with --json
+
+``--baseline REV`` checks REV out into a temporary worktree and measures it and this
+checkout in the same run, interleaved (baseline, this, baseline, ...; ``--repeats``
+each, medians), each in its own process, so a slower or busier machine weighs on both
+alike; it prints each figure, the baseline's, this checkout's and the ratio (this /
+baseline). ``--turns`` sets the engine bench's turns per agent (default 200).
 
 ``local`` needs the embedded model (the ``local`` extra), ``telnet`` takes some five
 minutes and ``sweep`` two (with Ray, the ``sweep`` extra): they run only when named, as
@@ -17,16 +25,27 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from bench_common import REPEATS, summary, world_yaml
+from bench_common import (
+    REPEATS,
+    BaselineError,
+    comparison_rows,
+    figures_of,
+    load_baseline,
+    medians,
+    summary,
+    world_yaml,
+)
 from bench_fairness import bench_fairness
 from bench_knowledge import bench_knowledge
 from bench_llm import bench_dispatch, bench_engine, bench_pool
@@ -162,13 +181,31 @@ def main() -> int:
     )
     parser.add_argument("which", nargs="*", choices=[[], *BENCHMARKS], default=[])
     parser.add_argument("--json", action="store_true", help="print only the JSON object")
+    parser.add_argument(
+        "--baseline",
+        metavar="REV|FILE",
+        help="engine only: ratios to a commit's figures (or a saved --json)",
+    )
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="runs of each side")
+    parser.add_argument("--turns", type=int, default=None, help="engine: turns per agent")
     args = parser.parse_args()
+    if args.baseline is not None:
+        if set(args.which) - {"engine"}:
+            parser.error("--baseline compares the engine bench only")
+        try:
+            return compare_main(args.baseline, args.repeats, args.turns, quiet=args.json)
+        except BaselineError as exc:
+            print(f"bench.py: baseline {args.baseline}: {exc}", file=sys.stderr)
+            return 2
     names = args.which or [name for name in BENCHMARKS if name not in OPT_IN]
     results: dict[str, Figures] = {}
     if not args.json:
         print(f"mudsim benchmarks: median of {REPEATS} repeats; python "
               f"{sys.version.split()[0]}, {os.cpu_count()} cores")  # fmt: skip
     for name in names:
+        if name == "engine" and args.turns:
+            results[name] = bench_engine(args.turns)
+            continue
         results[name] = BENCHMARKS[name]()
         if not args.json:
             _print_figures(name, results[name])
@@ -189,6 +226,91 @@ def _print_figures(name: str, figures: Figures) -> None:
             if f"{key}_min" in flat:
                 spread = f"  (min {flat[f'{key}_min']:,.1f}, max {flat[f'{key}_max']:,.1f})"
             print(f"  {name:10} {key:32} {value:>12,.1f}{spread}")
+
+
+SCRIPTS = Path(__file__).resolve().parent
+DRIVER = """
+import runpy, sys
+scripts, repeats, turns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sys.path.insert(0, scripts)
+import bench_common
+bench_common.REPEATS = repeats
+import bench_llm
+if turns:
+    if len(bench_llm.bench_engine.__defaults__ or ()) != 1:
+        sys.exit("its bench_engine takes no turn count")
+    bench_llm.bench_engine.__defaults__ = (turns,)
+sys.argv = [scripts + "/bench.py", "engine", "--json"]
+runpy.run_path(scripts + "/bench.py", run_name="__main__")
+"""
+"""Runs a tree's ``scripts/bench.py engine --json`` with ``REPEATS`` (and the engine's
+turns) set, in that tree (its folder first on the path)."""
+
+
+def engine_once(tree: Path, repeats: int, turns: int | None) -> dict[str, float]:
+    """One run of ``tree``'s engine bench, in its own process: its figures."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(tree / "scripts"), str(repeats), str(turns or 0)],
+        cwd=tree, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+        raise BaselineError(f"its engine bench failed in {tree}: {last}")
+    return figures_of(done.stdout)
+
+
+def compare_main(baseline: str, repeats: int, turns: int | None, *, quiet: bool) -> int:
+    """``--baseline``: measure, print figure, baseline, this, ratio, and the JSON."""
+    here = SCRIPTS.parent
+    if not quiet:
+        print(f"mudsim engine bench against {baseline}: {repeats} runs each, interleaved; "
+              f"python {sys.version.split()[0]}, {os.cpu_count()} cores", flush=True)  # fmt: skip
+    path = Path(baseline)
+    if path.suffix == ".json" or path.is_file():
+        before = load_baseline(path)
+        this = medians(engine_once(here, 1, turns) for _ in range(repeats))
+    else:
+        with worktree(here, baseline) as tree:
+            theirs: list[dict[str, float]] = []
+            ours: list[dict[str, float]] = []
+            for _ in range(repeats):
+                theirs.append(engine_once(tree, 1, turns))
+                ours.append(engine_once(here, 1, turns))
+            before, this = medians(theirs), medians(ours)
+    rows = comparison_rows(before, this)
+    if not rows:
+        raise BaselineError("no figure in common with this checkout's")
+    for key, old, new, ratio in () if quiet else rows:
+        print(f"  engine     {key:28} {old:>12,.1f} {new:>12,.1f} {ratio:>8.2f}x")
+    print(json.dumps({"engine": this, "baseline": before,
+                      "ratio": {key: ratio for key, _, _, ratio in rows}}))  # fmt: skip
+    return 0
+
+
+@contextlib.contextmanager
+def worktree(repo: Path, rev: str) -> Iterator[Path]:
+    """``rev`` checked out (detached) in a temporary worktree, removed afterwards (on an
+    error or Ctrl-C too)."""
+    found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+                           cwd=repo, capture_output=True, text=True, check=False)  # fmt: skip
+    if found.returncode != 0:
+        raise BaselineError("neither a saved JSON file nor a commit of this repository")
+    with tempfile.TemporaryDirectory(prefix="mudsim-baseline-") as tmp:
+        tree = Path(tmp) / "tree"
+        added = subprocess.run(
+            ["git", "worktree", "add", "--detach", str(tree), found.stdout.strip()],
+            cwd=repo, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if added.returncode != 0:
+            raise BaselineError(f"git worktree add failed: {added.stderr.strip()}")
+        try:
+            if not (tree / "scripts" / "bench_llm.py").is_file():
+                raise BaselineError("its scripts/ has no engine bench (bench_llm.py)")
+            yield tree
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)],
+                           cwd=repo, capture_output=True, check=False)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -231,9 +231,9 @@ def _fit(
     """Shrink ``body`` in the documented order until the prompt fits ``budget``; also
     how many memories were left out. ``counts[i]``: the memories line ``i`` stands for."""
     lines = body.memories
-    kept = [0] * (len(lines) + 1)  # kept[d]: what lines[d:] cost
-    for d in range(len(lines) - 1, -1, -1):
-        kept[d] = kept[d + 1] + len(lines[d]) + 1
+    # kept[d]: what lines[d:] cost (sums from the end, in C)
+    kept = list(itertools.accumulate(reversed([len(line) + 1 for line in lines]), initial=0))
+    kept.reverse()
     hidden = [0, *itertools.accumulate(counts)]  # hidden[d]: the memories lines[:d] stand for
     fences = 2 * (len(FENCE) + 1)
 

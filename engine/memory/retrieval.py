@@ -114,6 +114,8 @@ def related_agents(
     wanted = set(kinds)
     best: dict[str, float] = {}
     for name, index in others.items():
+        if not index:  # no items: nothing to match (most agents' banks, early on)
+            continue
         positions = [p for p in index.matching(query) if index.at(p).kind in wanted]
         top = max((relevance(index.counts[p], index.at(p), query) for p in positions),
                   default=0.0)  # fmt: skip

@@ -66,5 +66,9 @@ class Chronicle:
         path = self.store.world_path() if room_id is None else self.store.room_path(room_id)
         return self.store.tail(path, count)
 
+    def close(self) -> None:
+        """Close the files the store keeps open (it opens them again if written to)."""
+        self.store.close()
+
     def clear(self) -> list[Cleared]:
         return self.store.clear()

@@ -96,7 +96,9 @@ class Recollection:
     def index(self, character: Character) -> Index:
         """``character``'s items, indexed (only the sources that changed are read again,
         only the items that differ updated)."""
-        kept = self._indexes.setdefault(character.id, _Kept())
+        kept = self._indexes.get(character.id)
+        if kept is None:
+            kept = self._indexes[character.id] = _Kept()
         stale = self._stale(character, kept)
         for kind, version in stale.items():
             self._sync(
@@ -154,6 +156,19 @@ class Recollection:
         self._entries[character.id] = (version, index)
         return index
 
+    def _others(self, character: Character) -> dict[str, Index]:
+        """Every other agent's name -> its bank's index (``_entries_index``, with the
+        common case, one looked at lately, inline: this runs for every agent a turn)."""
+        built, checked, entries = self._built, self._checked, self._entries
+        others: dict[str, Index] = {}
+        for other in self._other_agents(character):
+            cached = entries.get(other.id)
+            if cached is not None and built - checked.get(other.id, 0) < RECHECK_EVERY:
+                others[other.name] = cached[1]
+            else:
+                others[other.name] = self._entries_index(other)
+        return others
+
     def _paths(self, character: Character) -> tuple[str, str, str, str]:
         """The files whose stamps say an agent's items changed: its bank, its summaries'
         folder, its skills' folder, its handbook's record (as strings, made once)."""
@@ -185,7 +200,13 @@ class Recollection:
     def select(self, character: Character, budget: int, words: str | None = None) -> Selection:
         """What ``character`` brings to mind now, within ``budget`` tokens (never the past
         summary the prompt shows already as its short-term summary); with ``words``,
-        what fits them (as ``recall``) instead of the situation."""
+        what fits them (as ``recall``) instead of the situation. With no item in its
+        index nor in any other agent's bank there is nothing to score: the situation is
+        not even made into a query."""
+        own = self.index(character)
+        others = self._others(character)
+        if not own and not any(others.values()):
+            return Selection()
         query = self.query(character, words)
         start = format_reading(self.sim.world.clock.start)
         rate = self.sim.token_rate
@@ -193,12 +214,11 @@ class Recollection:
         notes = profile.notes_tokens if profile is not None else 0
         recent = self.sim.minds[character.id].summaries.recent
         shown = [f"past:{recent.covers_from}-{recent.covers_to}"] if recent else []
-        selection = self.index(character).select(
+        selection = own.select(
             query, budget, tokens=rate.tokens, start=start, caps={"note": notes} if notes else None,
             semantic=self._situations.get(character.id) if words is None else None,
             exclude=shown,
         )  # fmt: skip
-        others = {c.name: self._entries_index(c) for c in self._other_agents(character)}
         selection.related_agents.extend(related_agents(query, others))
         return selection
 

@@ -26,11 +26,12 @@ queue seconds, retries, failures; money with a price per endpoint in ``llm.md``)
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Final
 
 from engine import wallclock
@@ -46,8 +47,27 @@ if TYPE_CHECKING:
 
 TAPE: Final = "tape:"
 """The endpoint a replay's tape answers as: a call it answered was not spent again."""
+_JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""A tape line's encoder, made once (``Tape.append``'s ``json.dumps`` makes one a line):
+the same bytes."""
 KIND_OF_ROLE: Mapping[str, str] = {"actor": "turn", "summarizer": "summary",
                                    "consolidator": "consolidation"}  # fmt: skip
+
+
+_ZONE: list[tuple[int, tzinfo | None]] = [(-1, None)]
+"""The minute (since the epoch) the local time zone was last looked up in, and its offset."""
+
+
+def local_now_iso() -> str:
+    """``datetime.now().astimezone().isoformat()``, the local zone's offset looked up once
+    a minute (an offset changes only on a minute's boundary): an event's wall time."""
+    now = time.time()
+    minute = int(now // 60)
+    cached, zone = _ZONE[0]
+    if minute != cached or zone is None:
+        zone = datetime.fromtimestamp(minute * 60).astimezone().tzinfo
+        _ZONE[0] = (minute, zone)
+    return datetime.fromtimestamp(now, zone).isoformat()
 
 
 def call_kind(request: LLMRequest) -> str:
@@ -148,7 +168,7 @@ class RunRecorder:
             "n": self.count,
             "kind": kind,
             **data,
-            "at": datetime.now().astimezone().isoformat(),
+            "at": local_now_iso(),
         }
         self._append(self.events, line)
         if self.on_event is not None:
@@ -161,7 +181,7 @@ class RunRecorder:
         if self.broken is not None:
             return
         try:
-            tape.append(line)
+            tape.append_line((_JSON.encode(line) + "\n").encode("utf-8"))
         except VaultError as exc:
             self.broken = str(exc)
             if self.warn is not None:

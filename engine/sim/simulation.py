@@ -672,6 +672,7 @@ class Simulation:
         journal is closed and the lock released even when one fails; then the first
         failure is raised. A run record still open is closed first."""
         self.end_record("closed")
+        self.chronicle.close()
         first: VaultError | None = None
         for mind in self.minds.values():
             try:

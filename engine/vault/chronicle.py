@@ -23,6 +23,11 @@ the id's hash, so no id or name can leave the folder and two ids never share a f
 Writes are appends of whole lines (a heading and the first line go in one write); a
 write that fails half-way is cut back. There is no fsync: a power cut may lose the
 last lines, which the memory journals keep anyway. Readers read only a bounded tail.
+
+The files written lately stay open (``KEPT_OPEN`` at most, closed by ``close``): each
+append checks with one ``stat`` that the path still names the open file, and opens it
+again if it was moved, replaced or removed meanwhile (by a day's turn, ``clear`` or a
+person), so what lands where is as if every append opened the file.
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ WORLD: Final = "world.md"
 ROOMS: Final = "rooms"
 DAYS: Final = "days"
 MAX_STEM: Final = 64
+KEPT_OPEN: Final = 32
+"""Chronicle files kept open between appends at most (the world's and the busiest rooms')."""
 TAIL_BYTES_PER_LINE: Final = 8_192
 """How many bytes ``tail`` reads per line asked for (a line holds at most a few KB)."""
 
@@ -90,6 +97,10 @@ class ChronicleStore:
         self.folder = vault_root / CHRONICLE
         self._date: date | None = None
         """The date the current files hold, once known (None: read it from them)."""
+        self._open: dict[str, tuple[int, int, int]] = {}
+        """Path (as a string) -> (its open descriptor, st_dev, st_ino), oldest first."""
+        self._paths: dict[str, Path] = {}
+        """An entry's path -> its file's (made once)."""
 
     @staticmethod
     def world_path() -> str:
@@ -106,12 +117,13 @@ class ChronicleStore:
         if self._date != today:
             self._turn_to(today)
         for entry in entries:
-            self._append(self.folder / entry.path, entry, today)
+            path = self._paths.get(entry.path)
+            if path is None:
+                path = self._paths[entry.path] = self.folder / entry.path
+            self._append(path, entry, today)
 
     def _append(self, path: Path, entry: Entry, today: date) -> None:
-        make_folder(path.parent)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0),
-                     0o666)  # fmt: skip
+        fd = self._descriptor(path)
         try:
             size = os.fstat(fd).st_size
             text = entry.line + "\n"
@@ -123,11 +135,52 @@ class ChronicleStore:
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, size)
                 raise
-        finally:
+        except BaseException:
+            self._forget(str(path))
+            raise
+
+    def _descriptor(self, path: Path) -> int:
+        """An open descriptor of the file ``path`` names now (created if need be)."""
+        key = str(path)
+        kept = self._open.get(key)
+        if kept is not None:
+            try:
+                info = os.stat(key)
+            except OSError:
+                info = None
+            if info is not None and (info.st_dev, info.st_ino) == kept[1:]:
+                return kept[0]
+            self._forget(key)  # moved, replaced or removed: open what the path names now
+        make_folder(path.parent)
+        fd = os.open(key, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0),
+                     0o666)  # fmt: skip
+        try:
+            info = os.fstat(fd)
+        except OSError:
             os.close(fd)
+            raise
+        while len(self._open) >= KEPT_OPEN:
+            self._forget(next(iter(self._open)))
+        self._open[key] = (fd, info.st_dev, info.st_ino)
+        return fd
+
+    def _forget(self, key: str) -> None:
+        kept = self._open.pop(key, None)
+        if kept is not None:
+            with contextlib.suppress(OSError):
+                os.close(kept[0])
+
+    def close(self) -> None:
+        """Close the files kept open (the next append opens them again)."""
+        for key in list(self._open):
+            self._forget(key)
+
+    def __del__(self) -> None:
+        self.close()
 
     def _turn_to(self, today: date) -> None:
         """Move every current file that holds another date to ``days/<its date>/``."""
+        self.close()  # nothing kept open while files move (Windows would refuse)
         for path in self._current():
             held = date_of(path)
             if held is not None and held != today:
@@ -176,6 +229,7 @@ class ChronicleStore:
 
     def clear(self) -> list[Cleared]:
         """Remove the current files (not the earlier days'); what was removed."""
+        self.close()
         removed: list[Cleared] = []
         for path in list(self._current()):
             try:
