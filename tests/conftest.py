@@ -1,6 +1,11 @@
 """Shared fixtures: a small fixture world (never the shipped demo) and a simulation on
 a fresh vault in ``tmp_path``; and the hypothesis profiles.
 
+The default run (``python -m pytest -q``) runs on every core (pytest-xdist) and leaves
+out the tests marked ``slow`` (whole runs in subprocesses, the embedded model, the crash
+harness and the soak); ``python -m pytest -q -m slow`` runs those, and ``.ci/run`` runs
+both.
+
 Profiles (``HYPOTHESIS_PROFILE``): ``ci`` (the default) runs each property test that
 does not set its own ``max_examples`` 100 times, Hypothesis's usual count, with no
 deadline (a loaded 2-core machine must not fail a test by its timing);
@@ -25,6 +30,14 @@ from engine.sim.simulation import Simulation
 settings.register_profile("ci", max_examples=100, deadline=None)
 settings.register_profile("thorough", max_examples=10_000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test of the embedded model (``realmodel``) is slow too: the default run leaves
+    it to CI's second pass (``-m slow``)."""
+    for item in items:
+        if item.get_closest_marker("realmodel") is not None:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

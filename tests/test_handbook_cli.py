@@ -26,6 +26,8 @@ from engine.memory.handbook import (
     skill_problems,
 )
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 ROUTINE = ["go north", "examine the old well", "note Water -> I filled the pail at the well."]
 PROCEDURE = json.dumps(
     [{"type": "procedure", "tags": ["well", "water"],

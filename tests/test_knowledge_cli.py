@@ -15,6 +15,8 @@ from helpers import mudsim
 from engine.cli import main
 from engine.llm.stub_server import StubOllama
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 NOTE = "note Well -> The yard well is dry; it has been since spring."
 EXTRACTED = json.dumps(
     [

@@ -20,6 +20,8 @@ from engine.memory.knowledge import BANK
 from engine.memory.knowledge_view import bank_digest
 from engine.vault.files import read_front_matter
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 NOTE = "note Well -> The yard well is dry; it has been since spring."
 FIRST = [
     json.dumps([

@@ -7,7 +7,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from helpers import REPO, mudsim
+
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
 
 
 def _files(folder: Path) -> dict[str, bytes]:

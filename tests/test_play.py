@@ -18,6 +18,8 @@ from helpers import FIXTURE_WORLD, REPO, mudsim, mudsim_command, mudsim_env
 
 from engine.llm.stub_server import StubOllama, is_knowledge_prompt
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 STUB_SAY = "say Hello from the stub."
 
 

@@ -15,6 +15,8 @@ from engine.cli import main
 from engine.memory.knowledge import Entry, Source, Stamp
 from engine.vault.knowledge_store import KnowledgeStore
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])

@@ -18,6 +18,8 @@ from engine.cli import main
 from engine.llm.stub_server import GARBAGE, StubOllama, is_summary_prompt
 from engine.vault.files import read_front_matter
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 REFUSALS = ["I cannot.", "There are no memories to summarize.", "I'm an AI and I have no memories.",
             "\x1b[2J", "Summarize these memories of Bo in first person (I, me, my), in 2-4 "
             "sentences.", "What would you like me to do with these memories?",

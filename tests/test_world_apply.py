@@ -13,6 +13,8 @@ from helpers import FIXTURE_WORLD, mudsim
 
 from engine.vault.lock import VaultLock
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 GROWN = FIXTURE_WORLD.replace(
     "objects:\n",
     """\

@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from helpers import REPO, mudsim_env
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 MARKER = "<!-- runnable -->"
 FENCE = re.compile(r"^```(bash|sh|shell|console)\s*$")
 TIMEOUT_S = 90

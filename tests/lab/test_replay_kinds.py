@@ -14,6 +14,8 @@ from helpers import mudsim
 from engine.cli import main
 from engine.vault.run_store import manifest, runs
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 
 def _replays(run_dir: Path, new: Path) -> None:
     done = mudsim("replay", run_dir, "--vault", new)

@@ -20,6 +20,8 @@ from test_sweep_support import (
 
 from engine.cli import main
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 RUNS = 6
 
 

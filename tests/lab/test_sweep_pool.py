@@ -29,6 +29,8 @@ from engine.lab.sweep.store import Outcome
 from engine.lab.sweep.sweep import SweepOptions, run_sweep
 from engine.vault.run_store import read_tape
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 
 @pytest.fixture
 def stub() -> Iterator[PromptStub]:

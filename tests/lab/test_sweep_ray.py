@@ -26,6 +26,8 @@ from engine.lab.sweep.file import load_sweep_file
 from engine.lab.sweep.ray import MARKER, RayExecutor
 from engine.lab.sweep.sweep import SweepOptions, run_sweep
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 ENVIRON = {"MUDSIM_LLM_URL": "http://127.0.0.1:9"}
 
 

@@ -16,6 +16,8 @@ from engine.config import LLMConfig, RoleProfile
 from engine.errors import LLMUnavailableError
 from engine.llm.connect import EndpointChoice, LLMChoice, named_model, settle_default
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 CLOSED = LLMChoice((EndpointChoice("http://127.0.0.1:9"),), "default")
 """The default choice at a port where nothing listens: a missing Ollama."""
 

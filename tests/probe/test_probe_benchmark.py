@@ -26,6 +26,8 @@ from engine.vault.journal_reader import read_records
 from engine.vault.run_store import runs
 from engine.vault.vault import Vault
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 AGENTS = ("Ada", "Bo", "Cy")
 
 

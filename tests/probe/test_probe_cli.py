@@ -16,6 +16,8 @@ from engine.cli import main
 from engine.lab.probe.report import wilson
 from engine.vault.run_store import manifest
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 WORLD = """\
 name: Probe
 rooms:

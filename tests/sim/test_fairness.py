@@ -31,6 +31,8 @@ from engine.sim.scheduler import Happening, Scheduler
 from engine.sim.simulation import Simulation
 from engine.world.events import Event
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 IMMEDIATE = RECENT = 4
 BYPASS_LIMIT = 4
 SUMMARY = "I listened to everyone in the room say something, and I said something too."

@@ -17,6 +17,8 @@ import pytest
 from engine.cli import main
 from engine.llm.stub_server import StubOllama, is_knowledge_prompt
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 DEMO = Path(__file__).parents[2] / "worlds" / "demo.yaml"
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from helpers import mudsim
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 
 @pytest.mark.parametrize(
     "crash_at",

@@ -17,6 +17,8 @@ from telnet_client import WAIT, Client, eventually, plain
 
 from engine.vault.accounts import Account, AccountStore, hash_password
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 FAKE = "fake:say Hello from the agents.;look"
 
 

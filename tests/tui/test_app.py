@@ -78,9 +78,14 @@ async def test_the_inspector_shows_memory_status_and_the_exact_prompt(
     app = await _app(tmp_path, stub, turns=1)
     async with app.run_test(size=(100, 30)) as pilot:
         await _until(lambda: all(n == 1 for n in app.scheduler.turns_taken.values()), pilot)
-        await pilot.pause(0.6)
-        body = str(app.query_one("#inspector-body", Static).render())
-        assert body.startswith("Eliza — idle")
+
+        def body_now() -> str:
+            return str(app.query_one("#inspector-body", Static).render())
+
+        # the inspector refreshes twice a second: wait for a refresh after the turn's end
+        await _until(lambda: body_now().startswith("Eliza — idle")
+                     and "Turns: 1 " in body_now(), pilot, limit=30.0)  # fmt: skip
+        body = body_now()
         assert "memories recorded: 1" in body
         assert "next compaction at: 129 memories" in body
         await pilot.press("p")

@@ -16,6 +16,8 @@ from web_page import WAIT, Page, texts
 from engine.telnet.server import STOPPING
 from engine.vault.accounts import Account, AccountStore, hash_password
 
+pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+
 FAKE = "fake:say Hello from the agents.;look"
 
 
