@@ -16,6 +16,9 @@ minute). It starts every ``consolidate_every`` memories, at the end of a run and
 ``@consolidate``. Its last step writes the agent's handbook (``handbook``:
 ``engine.agents.handbook_writer``) when the pass changed the bank or extracted anything;
 a handbook that cannot be written is counted and logged, and the pass stands.
+
+Here: the workers (starting, retries, undo, settling), each pass's commit and record. What
+it reads, its two calls and what they make of the bank: ``engine.agents.knowledge_plan``.
 """
 
 from __future__ import annotations
@@ -28,8 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from engine.agents.handbook_writer import HandbookWriter
-from engine.agents.knowledge_consolidation import applied_reply, keep_notes, pass_source
-from engine.agents.knowledge_inputs import PassInputs, fit_extraction, gather_inputs
+from engine.agents.knowledge_plan import Ask, PassFailed, changes, extract, pass_inputs
 from engine.agents.memory import MemoryStream
 from engine.agents.supervisor import Supervisor, one_line
 from engine.agents.thinker import Generator
@@ -37,44 +39,15 @@ from engine.errors import LLMError, VaultError
 from engine.faults import crash_point
 from engine.llm.request import LLMRequest, Priority
 from engine.memory.constraint import Constraint
-from engine.memory.json_reply import ReplyUnparseable
-from engine.memory.knowledge import Entry, Stamp, new_entry_id
-from engine.memory.knowledge_grammar import CANDIDATES_MAX, OPERATIONS_MAX
-from engine.memory.knowledge_guards import no_growth
-from engine.memory.knowledge_ops import (
-    Applied,
-    Candidate,
-    Capacity,
-    add_all,
-    candidates_from_reply,
-    capacity,
-    note_candidates,
-    shown_entries,
-    shown_json,
-    substantive,
-)
-from engine.memory.knowledge_prompts import (
-    consolidation_constraint,
-    consolidation_prompt,
-    extraction_constraint,
-)
+from engine.memory.knowledge import Stamp
 from engine.memory.record import utc_now
-from engine.memory.secrets import redact
 from engine.vault.knowledge_store import KnowledgeStore, PassRecord, UndoOutcome
 from engine.vault.vault import Vault
 
 ATTEMPTS: Final = 3
 """Tries of one pass before it waits for the next trigger."""
-ASKS: Final = 2
-"""Each call is asked once more when its reply does not parse."""
-CHARS_PER_TOKEN: Final = 3
-"""A cautious estimate for fitting the prompts to ``num_ctx``."""
 
 _log = logging.getLogger("mudsim.knowledge")
-
-
-class PassFailed(Exception):
-    """A pass could not extract anything (no reply, or nothing parseable)."""
 
 
 @dataclass
@@ -222,7 +195,7 @@ class KnowledgePasses:
         if mind.character.id in self.workers:
             return f"A knowledge pass for {name} is already in progress."
         try:
-            inputs = self._inputs(mind, self.store(mind).last_pass())
+            inputs = pass_inputs(self.vault, mind, self.store(mind).last_pass(), self.warn)
         except (OSError, VaultError) as exc:
             return f"{name}'s knowledge cannot be consolidated: {one_line(exc)}"
         if inputs.empty and not self._handbook_missing(mind, self.store(mind)):
@@ -290,23 +263,11 @@ class KnowledgePasses:
         self.tally.failed += 1
         self.warn(f"the knowledge pass of {mind.character.name} failed: {known.last_error}")
 
-    def _inputs(self, mind: MemoryStream, last: PassRecord | None) -> PassInputs:
-        folder = mind.character.folder
-        return gather_inputs(
-            mind,
-            self.vault.notes(folder),
-            self.vault.journal_path(folder),
-            since_seq=last.memories[1] if last is not None and last.memories else 0,
-            since_at=last.started.at if last is not None else None,
-            warn=self.warn,
-            allow_fiction=self.vault.fiction_secrets,
-        )
-
     async def _pass(self, worker: _Worker) -> None:
         mind = worker.mind
         store = self.store(mind)
         try:
-            inputs = self._inputs(mind, store.last_pass())
+            inputs = pass_inputs(self.vault, mind, store.last_pass(), self.warn)
         except OSError as exc:
             raise PassFailed(f"its memories could not be read ({one_line(exc)})") from exc
         if inputs.empty:
@@ -327,24 +288,19 @@ class KnowledgePasses:
             }
         )
         try:
-            found, from_notes = await self._extract(worker, inputs, started.sim)
+            found, from_notes = await extract(self._asker(worker), mind.character.name,
+                                              started.sim, inputs, self.options,
+                                              allow_fiction=self.vault.fiction_secrets)  # fmt: skip
             candidates = found + from_notes
             bank = store.load()  # a corrupt bank: the pass fails, the file stays
         except (PassFailed, LLMError, VaultError) as exc:
             self._record(store, record, error=one_line(exc))
             raise
         crash_point("knowledge-between-phases")
-        applied, tier, fallback, cap = Applied(bank=bank, changes=[]), "GENEROUS", None, None
-        if candidates:
-            cap = capacity(shown_json(bank), self.context_tokens)
-            tier = cap.tier
-            applied, fallback = await self._consolidate(worker, bank, candidates, cap,
-                                                        pass_id, inputs)  # fmt: skip
-            now = Stamp(sim=self.clock(), at=utc_now())
-            applied = keep_notes(applied, candidates, from_notes, pass_id=pass_id, now=now,
-                                 source=pass_source(inputs))  # fmt: skip
-            if tier == "HEAVY_CUT":
-                applied = no_growth(applied, len(bank))
+        made = await changes(self._asker(worker), mind.character.name, bank, candidates,
+                             from_notes, pass_id, inputs, clock=self.clock,
+                             options=self.options, context_tokens=self.context_tokens)  # fmt: skip
+        applied, tier, fallback, cap = made.applied, made.tier, made.fallback, made.cap
         counts: dict[str, int] = {}
         for change in applied.changes:
             counts[change.op] = counts.get(change.op, 0) + 1
@@ -391,70 +347,8 @@ class KnowledgePasses:
         except (OSError, VaultError) as exc:
             self.warn(f"the failed knowledge pass could not be recorded: {one_line(exc)}")
 
-    async def _extract(
-        self, worker: _Worker, inputs: PassInputs, now: str
-    ) -> tuple[list[Candidate], list[Candidate]]:
-        """(the model's candidates that read as knowledge, redacted; the facts made from
-        notes none of them carries). ``PassFailed`` when no reply parses."""
-        mind, fiction = worker.mind, self.vault.fiction_secrets
-        prompt = fit_extraction(mind.character.name, now, inputs, self._prompt_chars())
-        problem = "no reply"
-        for _ in range(ASKS):
-            text = await self._ask(worker, prompt, extraction_constraint, "extraction")
-            try:
-                found = candidates_from_reply(text)
-            except ReplyUnparseable as exc:
-                problem = f"the extraction reply did not parse ({exc})"
-                continue
-            kept = [  # a model may repeat a secret it saw: it goes no further
-                Candidate(
-                    type=c.type,
-                    content=redact(c.content, allow_fiction=fiction),
-                    tags=[redact(t, allow_fiction=fiction) for t in c.tags],
-                )
-                for c in found
-                if substantive(c.content)
-            ][:CANDIDATES_MAX]  # an unconstrained reply may list more than it was asked
-            return kept, note_candidates(inputs.notes, kept)
-        raise PassFailed(problem)
-
-    async def _consolidate(
-        self,
-        worker: _Worker,
-        bank: list[Entry],
-        candidates: list[Candidate],
-        cap: Capacity,
-        pass_id: str,
-        inputs: PassInputs,
-    ) -> tuple[Applied, str | None]:
-        mind = worker.mind
-        now = Stamp(sim=self.clock(), at=utc_now())
-        source = pass_source(inputs)
-        budget = self._prompt_chars() // 2
-        answerable = OPERATIONS_MAX - len(candidates)  # a reply answers each shown entry
-        shown, left_out = shown_entries(bank, candidates, budget, answerable)
-        prompt = consolidation_prompt(mind.character.name, cap, shown, left_out, candidates)
-        ids = {k: entry.id for k, entry in shown}
-
-        problem = "no reply"
-        for _ in range(ASKS):
-            try:
-                text = await self._ask(worker, prompt, consolidation_constraint, "consolidation")
-            except LLMError as exc:
-                problem = f"the consolidation call failed ({one_line(exc)})"
-                break
-            try:
-                applied, ignored = applied_reply(text, ids, bank, candidates, cap.tier,
-                                                 pass_id=pass_id, now=now, source=source)  # fmt: skip
-            except ReplyUnparseable as exc:
-                problem = f"the consolidation reply did not parse ({exc})"
-                continue
-            for why in ignored:
-                _log.info("knowledge pass of %s: ignored %s", mind.character.name, why)
-            return applied, None
-        applied = add_all(bank, candidates, pass_id=pass_id, now=now, source=source,
-                          new_id=new_entry_id)  # fmt: skip
-        return applied, f"{problem}: every candidate added"
+    def _asker(self, worker: _Worker) -> Ask:
+        return lambda prompt, constraint, purpose: self._ask(worker, prompt, constraint, purpose)
 
     async def _ask(
         self, worker: _Worker, prompt: str, constraint: Callable[[], Constraint], purpose: str
@@ -473,11 +367,6 @@ class KnowledgePasses:
             constrain=self.constrain,
         )
         return (await self.llm.generate(request)).text
-
-    def _prompt_chars(self) -> int:
-        window = int(self.options.get("num_ctx", 8192))
-        reply = max(0, int(self.options.get("num_predict", 1200)))
-        return max(4_000, (window - reply) * CHARS_PER_TOKEN)
 
     # -- settling and stopping ---------------------------------------------------------------
     async def settle(self, within: float = 30.0) -> None:

@@ -28,14 +28,8 @@ from engine.errors import LLMError, LLMUnavailableError, UsageError
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.llm.fair_queue import DEFAULT_BYPASS_LIMIT
 from engine.llm.fake import ScriptedBackend
-from engine.llm.local import (
-    DEFAULT_CTX,
-    DESCRIPTION,
-    INSTALL_HINT,
-    LocalBackend,
-    choose_local_model,
-    local_available,
-)
+from engine.llm.local import DESCRIPTION, LocalBackend, choose_local_model, local_available
+from engine.llm.local_model import DEFAULT_CTX, INSTALL_HINT
 from engine.llm.ollama import OllamaBackend
 from engine.llm.openai import OpenAIBackend
 

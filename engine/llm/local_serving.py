@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import LLMUnavailableError
-from engine.llm.local import _LOAD_LOCK, INSTALL_HINT, _refusals, _without_extra_buffers
+from engine.llm.local_model import _LOAD_LOCK, INSTALL_HINT, _refusals, _without_extra_buffers
 
 if TYPE_CHECKING:
-    from engine.llm.local import LocalModel
+    from engine.llm.local_model import LocalModel
 
 EMBED_CTX = 512
 """Tokens of one text the embedder reads (its context and batch)."""

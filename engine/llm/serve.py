@@ -39,7 +39,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from engine.errors import LLMError, LLMResponseError, MudsimError
-from engine.llm.local import DEFAULT_CTX, DESCRIPTION, MODEL_NAME, LocalBackend
+from engine.llm.local import DESCRIPTION, MODEL_NAME, LocalBackend
+from engine.llm.local_model import DEFAULT_CTX
 from engine.llm.local_serving import LocalEmbedder, LocalFacts, facts_of, render_chat
 from engine.llm.ollama_server import (
     Completion,

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.llm.local import _without_extra_buffers, local_available, model_file
+from engine.llm.local import local_available, model_file
+from engine.llm.local_model import _without_extra_buffers
 from engine.memory.json_reply import parse_json_reply
 from engine.memory.knowledge import Entry, Stamp
 from engine.memory.knowledge_candidates import PROMPT_EXAMPLES

@@ -9,7 +9,8 @@ import threading
 
 import pytest
 
-from engine.llm.local import LocalBackend, LocalModel, LocalResult, local_available
+from engine.llm.local import LocalBackend, local_available
+from engine.llm.local_model import LocalModel, LocalResult
 from engine.llm.request import LLMRequest
 
 pytestmark = [

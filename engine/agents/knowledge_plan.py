@@ -1,0 +1,209 @@
+"""A knowledge pass's planning: what it reads, its two LLM calls and what they make of the
+bank, up to (not including) the commit, which ``engine.agents.knowledge_pass`` makes
+along with the pass's record and its worker's bookkeeping.
+
+- ``pass_inputs``: the agent's notes, memories and summaries since its last pass.
+- ``extract``: the inputs -> candidate entries (redacted, at most ``CANDIDATES_MAX``),
+  plus facts made from the notes none of them carries; ``PassFailed`` when no reply
+  parses.
+- ``changes``: the candidates and the bank, with its capacity tier -> the operations
+  (``consolidate``), the notes kept, no growth at HEAVY_CUT; consolidation that fails
+  falls back to adding every candidate.
+
+Each call's prompt is fitted to the consolidator's ``num_ctx`` (``prompt_chars``) and
+asked again once (``ASKS``) when its reply does not parse.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from engine.agents.knowledge_consolidation import applied_reply, keep_notes, pass_source
+from engine.agents.knowledge_inputs import PassInputs, fit_extraction, gather_inputs
+from engine.agents.memory import MemoryStream
+from engine.agents.supervisor import one_line
+from engine.errors import LLMError
+from engine.memory.constraint import Constraint
+from engine.memory.json_reply import ReplyUnparseable
+from engine.memory.knowledge import Entry, Stamp, new_entry_id
+from engine.memory.knowledge_grammar import CANDIDATES_MAX, OPERATIONS_MAX
+from engine.memory.knowledge_guards import no_growth
+from engine.memory.knowledge_ops import (
+    Applied,
+    Candidate,
+    Capacity,
+    add_all,
+    candidates_from_reply,
+    capacity,
+    note_candidates,
+    shown_entries,
+    shown_json,
+    substantive,
+)
+from engine.memory.knowledge_prompts import (
+    consolidation_constraint,
+    consolidation_prompt,
+    extraction_constraint,
+)
+from engine.memory.record import utc_now
+from engine.memory.secrets import redact
+from engine.vault.knowledge_store import PassRecord
+from engine.vault.vault import Vault
+
+ASKS: Final = 2
+"""Each call is asked once more when its reply does not parse."""
+CHARS_PER_TOKEN: Final = 3
+"""A cautious estimate for fitting the prompts to ``num_ctx``."""
+
+_log = logging.getLogger("mudsim.knowledge")
+
+Ask = Callable[[str, Callable[[], Constraint], str], Awaitable[str]]
+"""Sends a prompt to the agent's consolidator under a constraint, for a purpose
+("extraction", "consolidation"): the reply's text (``LLMError`` when there is none)."""
+
+
+class PassFailed(Exception):
+    """A pass could not extract anything (no reply, or nothing parseable)."""
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a pass makes of the bank, for its commit and its record."""
+
+    applied: Applied
+    tier: str = "GENEROUS"
+    fallback: str | None = None
+    """Why every candidate was added instead (None: the consolidation reply was used)."""
+    cap: Capacity | None = None
+    """The bank's capacity (None: no candidates, so it was not measured)."""
+
+
+def pass_inputs(
+    vault: Vault, mind: MemoryStream, last: PassRecord | None, warn: Callable[[str], None]
+) -> PassInputs:
+    """What the agent noted, lived and said since ``last`` (None: since the start)."""
+    folder = mind.character.folder
+    return gather_inputs(
+        mind,
+        vault.notes(folder),
+        vault.journal_path(folder),
+        since_seq=last.memories[1] if last is not None and last.memories else 0,
+        since_at=last.started.at if last is not None else None,
+        warn=warn,
+        allow_fiction=vault.fiction_secrets,
+    )
+
+
+def prompt_chars(options: Mapping[str, Any]) -> int:
+    """The characters a prompt may take: the window less the reply, at ``CHARS_PER_TOKEN``."""
+    window = int(options.get("num_ctx", 8192))
+    reply = max(0, int(options.get("num_predict", 1200)))
+    return max(4_000, (window - reply) * CHARS_PER_TOKEN)
+
+
+async def extract(
+    ask: Ask,
+    name: str,
+    now: str,
+    inputs: PassInputs,
+    options: Mapping[str, Any],
+    *,
+    allow_fiction: bool,
+) -> tuple[list[Candidate], list[Candidate]]:
+    """(the model's candidates that read as knowledge, redacted; the facts made from
+    notes none of them carries). ``PassFailed`` when no reply parses."""
+    prompt = fit_extraction(name, now, inputs, prompt_chars(options))
+    problem = "no reply"
+    for _ in range(ASKS):
+        text = await ask(prompt, extraction_constraint, "extraction")
+        try:
+            found = candidates_from_reply(text)
+        except ReplyUnparseable as exc:
+            problem = f"the extraction reply did not parse ({exc})"
+            continue
+        kept = [  # a model may repeat a secret it saw: it goes no further
+            Candidate(
+                type=c.type,
+                content=redact(c.content, allow_fiction=allow_fiction),
+                tags=[redact(t, allow_fiction=allow_fiction) for t in c.tags],
+            )
+            for c in found
+            if substantive(c.content)
+        ][:CANDIDATES_MAX]  # an unconstrained reply may list more than it was asked
+        return kept, note_candidates(inputs.notes, kept)
+    raise PassFailed(problem)
+
+
+async def changes(
+    ask: Ask,
+    name: str,
+    bank: list[Entry],
+    candidates: list[Candidate],
+    from_notes: list[Candidate],
+    pass_id: str,
+    inputs: PassInputs,
+    *,
+    clock: Callable[[], str],
+    options: Mapping[str, Any],
+    context_tokens: int | None,
+) -> Changes:
+    """The consolidation of ``candidates`` into ``bank`` at its capacity tier, with the
+    facts from notes kept and, at HEAVY_CUT, no growth; no change without candidates."""
+    if not candidates:
+        return Changes(Applied(bank=bank, changes=[]))
+    cap = capacity(shown_json(bank), context_tokens)
+    tier = cap.tier
+    applied, fallback = await consolidate(ask, name, bank, candidates, cap, pass_id, inputs,
+                                          clock=clock, options=options)  # fmt: skip
+    now = Stamp(sim=clock(), at=utc_now())
+    applied = keep_notes(applied, candidates, from_notes, pass_id=pass_id, now=now,
+                         source=pass_source(inputs))  # fmt: skip
+    if tier == "HEAVY_CUT":
+        applied = no_growth(applied, len(bank))
+    return Changes(applied, tier, fallback, cap)
+
+
+async def consolidate(
+    ask: Ask,
+    name: str,
+    bank: list[Entry],
+    candidates: list[Candidate],
+    cap: Capacity,
+    pass_id: str,
+    inputs: PassInputs,
+    *,
+    clock: Callable[[], str],
+    options: Mapping[str, Any],
+) -> tuple[Applied, str | None]:
+    """(the bank with the reply's operations applied; None) or, when no reply parses or
+    the call fails, (every candidate added; why)."""
+    now = Stamp(sim=clock(), at=utc_now())
+    source = pass_source(inputs)
+    budget = prompt_chars(options) // 2
+    answerable = OPERATIONS_MAX - len(candidates)  # a reply answers each shown entry
+    shown, left_out = shown_entries(bank, candidates, budget, answerable)
+    prompt = consolidation_prompt(name, cap, shown, left_out, candidates)
+    ids = {k: entry.id for k, entry in shown}
+
+    problem = "no reply"
+    for _ in range(ASKS):
+        try:
+            text = await ask(prompt, consolidation_constraint, "consolidation")
+        except LLMError as exc:
+            problem = f"the consolidation call failed ({one_line(exc)})"
+            break
+        try:
+            applied, ignored = applied_reply(text, ids, bank, candidates, cap.tier,
+                                             pass_id=pass_id, now=now, source=source)  # fmt: skip
+        except ReplyUnparseable as exc:
+            problem = f"the consolidation reply did not parse ({exc})"
+            continue
+        for why in ignored:
+            _log.info("knowledge pass of %s: ignored %s", name, why)
+        return applied, None
+    applied = add_all(bank, candidates, pass_id=pass_id, now=now, source=source,
+                      new_id=new_entry_id)  # fmt: skip
+    return applied, f"{problem}: every candidate added"
