@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from engine import wallclock
 from engine.config import Settings
@@ -49,9 +49,6 @@ from engine.sim.simulation import Simulation
 from engine.vault.run_store import RunFolder
 
 __all__ = ["ForkOptions", "apply_settings", "fork_run", "settings_with", "turn_event"]
-
-if TYPE_CHECKING:
-    from engine.tui.app import MudsimApp
 
 
 def turn_event(events: list[Mapping[str, Any]], at: int) -> int:
@@ -101,15 +98,18 @@ class ForkOptions:
         return Branch(self.at, self.sets, self.model, self.override_characters)
 
 
-RunApp = Callable[["MudsimApp"], Awaitable[None]]
-"""How a fork without ``--headless`` runs its terminal UI (a test drives it)."""
+ShowLive = Callable[[Simulation, Scheduler, Dispatcher], Awaitable[None]]
+"""How a fork without ``--headless`` shows its live part: the terminal UI, which the
+CLI's verb hands in (``engine.tui.fork_view``), so this driver never imports the UI."""
 
 
 async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
                    environ: Mapping[str, str], out: TextIO | None = None,
-                   run_app: RunApp | None = None) -> Scheduler:  # fmt: skip
+                   show: ShowLive | None = None) -> Scheduler:  # fmt: skip
     """Replay ``run_dir`` into ``vault`` through turn ``options.at``, then run live:
-    headless (the narrative to ``out``), or in the terminal UI."""
+    headless (the narrative to ``out``), or shown by ``show`` (the terminal UI)."""
+    if not options.headless and show is None:
+        raise UsageError("a fork without --headless needs the terminal UI to show it")
     out = out or sys.stdout
     parent = RunFolder(run_dir)
     branch = options.branch
@@ -161,7 +161,8 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
                 with graceful_interrupts(ending.press, ending.press, say=None):
                     await scheduler.run(options.turns)
             else:
-                await _in_the_tui(sim, scheduler, replay.dispatcher, options, run_app)
+                assert show is not None
+                await show(sim, scheduler, replay.dispatcher)
             reason = end_reason(scheduler, options.turns)
             ending.patient = options.headless and reason == "turns done"
         finally:
@@ -199,16 +200,6 @@ def _noted(
         except MudsimError as exc:  # the fork goes on; its end writes run.json again
             sim.warn(f"cannot note the branch in {recorder.run.folder}: {exc}")
     return noted
-
-
-async def _in_the_tui(sim: Simulation, scheduler: Scheduler, dispatcher: Dispatcher,
-                      options: ForkOptions, run_app: RunApp | None) -> None:  # fmt: skip
-    from engine.tui.app import MudsimApp
-
-    names = {t.name: options.model or t.model for t in scheduler.thinkers.values()}
-    player = next(iter(sim.world.players()), None)
-    app = MudsimApp(sim, scheduler, dispatcher, names, player=player, turns=options.turns)
-    await (run_app(app) if run_app is not None else app.run_async())
 
 
 async def live_llm(settings: Settings, options: ForkOptions,

@@ -32,7 +32,12 @@ def fork(args: argparse.Namespace) -> None:
     options = ForkOptions(args.at, args.turns, args.llm, args.model, tuple(args.set or ()),
                           headless=args.headless,
                           override_characters=args.override_characters)  # fmt: skip
-    asyncio.run(fork_run(args.run_dir, args.vault, options, os.environ))
+    show = None
+    if not args.headless:
+        from engine.tui.fork_view import in_the_tui
+
+        show = in_the_tui(options.turns, options.model)
+    asyncio.run(fork_run(args.run_dir, args.vault, options, os.environ, show=show))
 
 
 def probe(args: argparse.Namespace) -> None:

@@ -11,6 +11,7 @@ from helpers import mudsim
 
 from engine.lab.fork import ForkOptions, fork_run
 from engine.tui.app import MudsimApp
+from engine.tui.fork_view import in_the_tui
 from engine.vault.run_store import read_tape, runs
 
 
@@ -34,7 +35,8 @@ async def test_a_fork_in_the_tui_runs_live_after_the_branch(
             await pilot.press("q")
 
     options = ForkOptions(at=2, turns=1, llm="fake:say From the fork", headless=False)
-    await fork_run(parent, tmp_path / "fork", options, os.environ, run_app=drive)
+    await fork_run(parent, tmp_path / "fork", options, os.environ,
+                   show=in_the_tui(options.turns, options.model, run_app=drive))  # fmt: skip
     assert seen
     (fork,) = runs(tmp_path / "fork")
     events = read_tape(fork.folder / "events.jsonl")
