@@ -17,7 +17,10 @@ from telnet_client import WAIT, Client, eventually, plain
 
 from engine.vault.accounts import Account, AccountStore, hash_password
 
-pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(180),
+]  # whole served worlds in subprocesses: CI runs them (-m slow)
 
 FAKE = "fake:say Hello from the agents.;look"
 
