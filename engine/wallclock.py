@@ -68,7 +68,8 @@ def now() -> datetime:
         moment = datetime.fromisoformat(_state.script.next("now"))
     else:
         moment = datetime.now(UTC)
-    _tell(("now", moment.isoformat()))
+    if _state.listeners:
+        _tell(("now", moment.isoformat()))
     return moment
 
 

@@ -3,10 +3,10 @@ scores it): its knowledge-bank entries, its notes, its handbook's skills and its
 short-term summaries (the ``recent-*.md`` history: "past experiences") as items, in an
 index kept per agent and changed item by item: when one of those sources changed (the
 bank's and the notes' stamps, the summaries' and skills' folders), only that source is
-read again and only the items that differ are updated (``Index.sync``). Before each turn
-(``prepare``) that is done with the files read in a worker thread, so a note, a
-compaction or a knowledge pass neither stalls the turn with a rebuild nor blocks the
-other agents.
+read again and only the items that differ are updated (``Index.sync``). The files are
+looked at once as each turn begins (``prepare``); the turn's prompts (a re-ask builds
+one again) then use the index as it is, until the agent runs a command. Other agents'
+banks ("related agents") are looked at every ``RECHECK_EVERY`` sections.
 
 Every turn's prompt gets a section chosen for the agent's situation within the actor
 profile's ``knowledge_tokens`` (``section``), ``recall`` answers from the same scorer,
@@ -70,6 +70,10 @@ class _Kept:
 
     index: Index = field(default_factory=Index)
     versions: dict[ItemKind, tuple[object, ...]] = field(default_factory=dict)
+    checked: bool = False
+    """Its files were looked at when the agent's turn began (``prepare``) and it has run
+    no command since: the turn's prompts (a re-ask builds one again) use the index as it
+    is, without a ``stat`` of each source."""
 
 
 class Recollection:
@@ -80,7 +84,10 @@ class Recollection:
         self._files: dict[str, tuple[str, str, str, str]] = {}
         self._built = 0
         """Sections built so far (another agent's bank is looked at every few)."""
-        self._checked: dict[str, int] = {}
+        self._banks: list[tuple[str, str, Index]] | None = None
+        """(id, name, index) of every agent's bank that has items, as last looked at
+        (``_others``), or None: to be looked at again."""
+        self._banks_at = 0
         self.embedder: Embedder | None = None
         """The embedding model (the ``embedder`` profile's), set when the LLM is chosen."""
         self._vectors: dict[str, list[float]] = {}
@@ -93,12 +100,15 @@ class Recollection:
 
     # -- items -----------------------------------------------------------------------------
 
-    def index(self, character: Character) -> Index:
+    def index(self, character: Character, *, look: bool = False) -> Index:
         """``character``'s items, indexed (only the sources that changed are read again,
-        only the items that differ updated)."""
+        only the items that differ updated). The files are looked at unless they were at
+        the start of its turn and it has run no command since; ``look``: in any case."""
         kept = self._indexes.get(character.id)
         if kept is None:
             kept = self._indexes[character.id] = _Kept()
+        elif kept.checked and not look:
+            return kept.index
         stale = self._stale(character, kept)
         for kind, version in stale.items():
             self._sync(
@@ -108,13 +118,26 @@ class Recollection:
             self._attach(kept.index)
         return kept.index
 
+    def checked(self, character: Character) -> None:
+        """``character``'s files were just looked at, as its turn begins (``prepare``)."""
+        kept = self._indexes.get(character.id)
+        if kept is not None:
+            kept.checked = True
+
     async def refresh(self, character: Character) -> None:
         """Bring ``character``'s index up to date: only the sources whose files changed
         are read again, only the items that differ updated (before its turn, and after a
-        knowledge pass or an undo commits). The files are read here, on the event loop,
+        knowledge pass or an undo commits), whether or not they were looked at lately. The files are read here, on the event loop,
         not in a worker thread: a thread's timing would change the order in which turns
         and summaries interleave, and a replay must meet them in the recorded order."""
-        self.index(character)
+        self.index(character, look=True)
+
+    def acting(self, character: Character) -> None:
+        """``character`` runs a command (which may write a note): its files are looked at
+        again the next time its index is wanted."""
+        kept = self._indexes.get(character.id)
+        if kept is not None:
+            kept.checked = False
 
     def _stale(self, character: Character, kept: _Kept) -> dict[ItemKind, tuple[object, ...]]:
         """The sources of ``character``'s items whose files changed since its index last
@@ -136,13 +159,10 @@ class Recollection:
         kept.versions[kind] = version
 
     def _entries_index(self, character: Character) -> Index:
-        """Another agent's bank entries, indexed, for "related agents" (checked by the
-        bank file's stamp alone: one ``stat`` an agent a turn). A bank that does not read
-        costs its agent its part in it, never this agent's turn."""
+        """An agent's bank entries, indexed, for "related agents" (checked by the bank
+        file's stamp alone: one ``stat``). A bank that does not read costs its agent its
+        part in it, never another agent's turn."""
         cached = self._entries.get(character.id)
-        if cached is not None and self._built - self._checked.get(character.id, 0) < RECHECK_EVERY:
-            return cached[1]  # looked at lately: their bank changes once a pass at most
-        self._checked[character.id] = self._built
         bank_path = self._paths(character)[0]
         version = (_stamp(bank_path), character.occupation)
         if cached is not None and cached[0] == version:
@@ -157,17 +177,16 @@ class Recollection:
         return index
 
     def _others(self, character: Character) -> dict[str, Index]:
-        """Every other agent's name -> its bank's index (``_entries_index``, with the
-        common case, one looked at lately, inline: this runs for every agent a turn)."""
-        built, checked, entries = self._built, self._checked, self._entries
-        others: dict[str, Index] = {}
-        for other in self._other_agents(character):
-            cached = entries.get(other.id)
-            if cached is not None and built - checked.get(other.id, 0) < RECHECK_EVERY:
-                others[other.name] = cached[1]
-            else:
-                others[other.name] = self._entries_index(other)
-        return others
+        """Every other agent's name -> its bank's index, for those whose bank has items
+        (``_entries_index``). The banks are looked at again every ``RECHECK_EVERY``
+        sections: this runs for every agent a turn, and most banks change once a
+        knowledge pass at most."""
+        if self._banks is None or self._built - self._banks_at >= RECHECK_EVERY:
+            agents = [c for c in self.sim.world.characters.values() if c.type == "agent"]
+            banks = [(c.id, c.name, self._entries_index(c)) for c in agents]
+            self._banks = [(id_, name, index) for id_, name, index in banks if index]
+            self._banks_at = self._built
+        return {name: index for id_, name, index in self._banks if id_ != character.id}
 
     def _paths(self, character: Character) -> tuple[str, str, str, str]:
         """The files whose stamps say an agent's items changed: its bank, its summaries'
@@ -262,6 +281,7 @@ class Recollection:
         prompt can add semantic similarity. A failed call is logged and only costs the
         semantic score. First its index is brought up to date (``refresh``)."""
         await self.refresh(character)
+        self.checked(character)
         if self.embedder is None:
             return
         index = self.index(character)
@@ -294,10 +314,6 @@ class Recollection:
             i.topic.strip() for i in items if i.kind != "past" and i.topic.strip()
         )
         return tuple(found)[:limit]
-
-    def _other_agents(self, character: Character) -> list[Character]:
-        return [c for c in self.sim.world.characters.values()
-                if c.type == "agent" and c.id != character.id]  # fmt: skip
 
     # -- accesses --------------------------------------------------------------------------
 

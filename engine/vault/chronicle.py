@@ -123,9 +123,8 @@ class ChronicleStore:
             self._append(path, entry, today)
 
     def _append(self, path: Path, entry: Entry, today: date) -> None:
-        fd = self._descriptor(path)
+        fd, size = self._descriptor(path)
         try:
-            size = os.fstat(fd).st_size
             text = entry.line + "\n"
             if size == 0:
                 text = heading(entry.title, today) + text
@@ -139,8 +138,9 @@ class ChronicleStore:
             self._forget(str(path))
             raise
 
-    def _descriptor(self, path: Path) -> int:
-        """An open descriptor of the file ``path`` names now (created if need be)."""
+    def _descriptor(self, path: Path) -> tuple[int, int]:
+        """An open descriptor of the file ``path`` names now (created if need be), and
+        the file's size (from the one ``stat`` that checks the path still names it)."""
         key = str(path)
         kept = self._open.get(key)
         if kept is not None:
@@ -149,7 +149,7 @@ class ChronicleStore:
             except OSError:
                 info = None
             if info is not None and (info.st_dev, info.st_ino) == kept[1:]:
-                return kept[0]
+                return kept[0], info.st_size
             self._forget(key)  # moved, replaced or removed: open what the path names now
         make_folder(path.parent)
         fd = os.open(key, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0),
@@ -162,7 +162,7 @@ class ChronicleStore:
         while len(self._open) >= KEPT_OPEN:
             self._forget(next(iter(self._open)))
         self._open[key] = (fd, info.st_dev, info.st_ino)
-        return fd
+        return fd, info.st_size
 
     def _forget(self, key: str) -> None:
         kept = self._open.pop(key, None)

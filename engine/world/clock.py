@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 DEFAULT_START = "2026-01-01T08:00"
@@ -67,8 +68,10 @@ def parse_reading(value: object) -> datetime:
     return moment
 
 
+@lru_cache(maxsize=256)
 def format_reading(moment: datetime) -> str:
-    """``YYYY-MM-DDTHH:MM`` (the year always four digits)."""
+    """``YYYY-MM-DDTHH:MM`` (the year always four digits); cached, since every event and
+    memory of a round reads the same minute."""
     return moment.isoformat(timespec="minutes")
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
+from functools import lru_cache
 from typing import Final
 
 from engine.world.clock import ClockError, parse_reading
@@ -40,6 +41,7 @@ _MONTHS: Final = (
 )  # fmt: skip
 
 
+@lru_cache(maxsize=1024)
 def one_line(text: str, limit: int = MAX_TEXT) -> str:
     """``text`` made safe for one line of a Markdown file: no line breaks or controls,
     no lone surrogates, spaces collapsed, at most ``limit`` characters (then ``…``)."""
@@ -48,6 +50,7 @@ def one_line(text: str, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+@lru_cache(maxsize=1024)
 def moment_of(sim: str) -> datetime | None:
     """The world clock's reading ``sim`` as a datetime; None if it is not one."""
     try:
@@ -61,6 +64,7 @@ def day_number(moment: datetime, start: date) -> int:
     return (moment.date() - start).days + 1
 
 
+@lru_cache(maxsize=1024)
 def stamp(sim: str, start: date) -> str:
     """``[Day 2, 08:15]``; ``[?]`` for a reading that is not a time."""
     moment = moment_of(sim)
@@ -77,6 +81,7 @@ def line(text: str, sim: str, *, start: date, room: str | None = None) -> str:
     return f"- {stamp(sim, start)} {where}{said}"
 
 
+@lru_cache(maxsize=1024)
 def title(name: str, sim: str, *, start: date) -> str:
     """A chronicle file's title: ``<name>, day 2 (Friday 2 January 2026)``."""
     shown = one_line(name, MAX_NAME) or "Chronicle"
