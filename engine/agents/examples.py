@@ -55,10 +55,13 @@ class Situation:
     """Repeat keys of the agent's recent commands."""
 
 
-def _pick(options: Sequence[str], turn: int, avoid: frozenset[str]) -> str | None:
-    """The option after ``turn`` steps of rotation that is not to be avoided."""
+def _pick(options: Sequence[str], turn: int, avoid: frozenset[str], **fields: str) -> str | None:
+    """The option after ``turn`` steps of rotation that is not to be avoided; each option
+    is a template filled with ``fields`` (only those looked at are filled)."""
     for step in range(len(options)):
         option = options[(turn + step) % len(options)]
+        if fields:
+            option = option.format(**fields)
         if repeat_key(option) not in avoid:
             return option
     return None
@@ -79,7 +82,7 @@ def example_turns(situation: Situation, turn: int) -> list[str]:
         candidates.append(_pick([f"examine {t}" for t in s.things], turn, s.avoid))
     if s.exits:
         candidates.append(_pick([f"go {e}" for e in s.exits], turn, s.avoid))
-    candidates.append(_pick([a.format(room=room) for a in _ALONE], turn, s.avoid))
+    candidates.append(_pick(_ALONE, turn, s.avoid, room=room))
     lines = [line for line in candidates if line]
     shift = turn % len(lines) if lines else 0
     lines = lines[shift:] + lines[:shift]
@@ -87,8 +90,7 @@ def example_turns(situation: Situation, turn: int) -> list[str]:
         return lines[:EXAMPLES]
     person = s.people[turn % len(s.people)]
     thing = _definite(s.things[turn % len(s.things)]) if s.things else room
-    greetings = [g.format(name=person) for g in _GREETINGS]
-    about = [a.format(name=person, thing=thing, room=room) for a in _ABOUT]
-    first, last = _pick(greetings, turn, s.avoid), _pick(about, turn, s.avoid)
+    first = _pick(_GREETINGS, turn, s.avoid, name=person)
+    last = _pick(_ABOUT, turn, s.avoid, name=person, thing=thing, room=room)
     speech = [line for line in (first, last) if line]
     return (speech[:1] + lines[: EXAMPLES - len(speech)] + speech[1:])[:EXAMPLES]

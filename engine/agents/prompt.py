@@ -16,7 +16,9 @@ show (a compaction backlog, and those dropped to fit); it is part of what is fit
 
 from __future__ import annotations
 
+import bisect
 import itertools
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -111,21 +113,24 @@ def _memory_line(memory: str) -> str:
 
 def _memory_runs(memories: Sequence[str]) -> tuple[list[str], list[int]]:
     """``memory_lines``, and how many memories each line stands for."""
-    lines: list[str] = []
+    lines = list(map(_memory_line, memories))
+    if "" not in lines and not any(map(operator.eq, lines, itertools.islice(lines, 1, None))):
+        return lines, [1] * len(lines)  # the common case: no empty line, no run
+    runs: list[str] = []
     counts: list[int] = []
-    for line in map(_memory_line, memories):
+    for line in lines:
         if not line:
             continue
-        if lines and line == lines[-1]:
+        if runs and line == runs[-1]:
             counts[-1] += 1
             continue
         if counts and counts[-1] > 1:
-            lines[-1] = _repeated(lines[-1], counts[-1] - 1)
-        lines.append(line)
+            runs[-1] = _repeated(runs[-1], counts[-1] - 1)
+        runs.append(line)
         counts.append(1)
     if counts and counts[-1] > 1:
-        lines[-1] = _repeated(lines[-1], counts[-1] - 1)
-    return lines, counts
+        runs[-1] = _repeated(runs[-1], counts[-1] - 1)
+    return runs, counts
 
 
 def memory_lines(memories: Sequence[str]) -> list[str]:
@@ -244,9 +249,18 @@ def _fit(
 
     def first_fitting(base: int, floor: int = -1) -> int | None:
         """The fewest oldest lines to leave out so the prompt fits, or the lines take at
-        most ``floor``; None: not even with every line left out."""
-        return next((d for d in range(len(lines) + 1)
-                     if base + block(d) <= budget or kept[d] <= floor), None)  # fmt: skip
+        most ``floor``; None: not even with every line left out. (``kept`` only falls
+        with ``d``, so both bounds are found by bisection; the notice's length, which
+        grows with ``d``, is then checked from the first ``d`` that could fit.)"""
+        count = len(lines) + 1
+        small = bisect.bisect_left(range(count), True, key=lambda d: kept[d] <= floor)
+        least = bisect.bisect_left(
+            range(count), True, key=lambda d: base + (kept[d] + fences if kept[d] else 0) <= budget
+        )
+        fits = next((d for d in range(least, small) if base + block(d) <= budget), None)
+        if fits is not None:
+            return fits
+        return small if small < count else None
 
     fixed = _length(_lines(head, _Sections([], [], "", "", []), tail))
     others = _Sections(body.knowledge, body.notes, body.longterm, body.recent, [],

@@ -124,6 +124,17 @@ class Instructions:
         return cls(rows, tuple(dict.fromkeys([*headings, *LABELS])), frozenset(names))
 
 
+def prompt_instructions(prompt: str) -> Instructions:
+    """``Instructions.of(instruction_lines(prompt))``, kept while the prompt's instruction
+    lines stay the same (an agent's turns in one room)."""
+    return _instructions(tuple(instruction_lines(prompt)))
+
+
+@lru_cache(maxsize=256)
+def _instructions(lines: tuple[str, ...]) -> Instructions:
+    return Instructions.of(lines)
+
+
 def instruction_lines(prompt: str) -> list[str]:
     """The lines of an agent's prompt (``engine.agents.prompt``) that instruct it: its
     identity, the commands, every heading, and where it stands (``You are ...``,
@@ -145,22 +156,30 @@ def _normal(text: str) -> str:
 
 
 def has_markup(text: str, headings: Iterable[str] = LABELS) -> bool:
-    """``text`` holds a sign of the prompt's markup, or one of ``headings`` as a heading."""
+    """``text`` holds a sign of the prompt's markup, or one of ``headings`` as a heading:
+    followed by a colon, a heading of several words anywhere, or one whose capital
+    comes in mid-sentence ("you are Eliza Exits again")."""
     if "\n" in text or any(sign in text for sign in MARKUP_SIGNS):
         return True
-    for heading in headings:
-        words = heading.split()
-        if not words:
-            continue
-        body = r"\s+".join(map(re.escape, words))
-        if re.search(rf"\b{body}\s*:", text, re.IGNORECASE):
-            return True
-        if len(words) > 1 and re.search(rf"\b{body}\b", text, re.IGNORECASE):
-            return True
-        # a label's capital in mid-sentence: "you are Eliza Exits again"
-        if re.search(rf"[^\W\d_][,;]?\s+{body}\b", text):
-            return True
-    return False
+    return any(pattern.search(text) for pattern in _heading_patterns(tuple(headings)))
+
+
+@lru_cache(maxsize=64)
+def _heading_patterns(headings: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """The three ways a heading shows in a line, each one regex for all ``headings``."""
+    split = [heading.split() for heading in headings]
+    bodies = [r"\s+".join(map(re.escape, words)) for words in split if words]
+    several = [r"\s+".join(map(re.escape, words)) for words in split if len(words) > 1]
+    if not bodies:
+        return ()
+    anyone = "|".join(bodies)
+    patterns = [
+        re.compile(rf"\b(?:{anyone})\s*:", re.IGNORECASE),
+        re.compile(rf"[^\W\d_][,;]?\s+(?:{anyone})\b"),
+    ]
+    if several:
+        patterns.append(re.compile(rf"\b(?:{'|'.join(several)})\b", re.IGNORECASE))
+    return tuple(patterns)
 
 
 def copies(text: str, instructions: Sequence[str], size: int = COPY_WORDS) -> bool:

@@ -43,9 +43,8 @@ from typing import Any, Protocol, TypeVar
 from engine.agents.reply import RECENT_COMMANDS, echoes_transcript, parse_reply, repeat_key
 from engine.agents.speech_check import (
     RECENT_SPEECH,
-    Instructions,
     check_speech,
-    instruction_lines,
+    prompt_instructions,
     speech_text,
 )
 from engine.commands.result import Result
@@ -208,7 +207,7 @@ class Thinker:
         speech = speech_text(line)
         if speech is None:
             return True
-        instructions = Instructions.of(instruction_lines(self.last_prompt or ""))
+        instructions = prompt_instructions(self.last_prompt or "")
         return check_speech(speech[1], instructions, self.recent_speech).passes
 
     def fallback(self) -> str:

@@ -27,10 +27,12 @@ class MemoryKind(StrEnum):
     """Brought in from outside (a copied folder, Miniworld memory files)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MemoryRecord:
-    """A plain dataclass (cheap to make, thousands a second); pydantic checks it only
-    when it is read back from a journal (``from_json``)."""
+    """A plain dataclass (cheap to make: one for every observer of every event);
+    pydantic checks it only when it is read back from a journal (``from_json``). Nothing
+    changes a record once it is made (it is not frozen only because a frozen
+    dataclass takes twice as long to make)."""
 
     __pydantic_config__ = ConfigDict(extra="forbid")
 

@@ -57,7 +57,8 @@ SCANNED: Final = 200
 TOPICS: Final = 16
 """What an agent's grammar offers ``recall`` at most."""
 RECHECK_EVERY: Final = 8
-"""Sections built between two looks at another agent's bank (for "related agents")."""
+"""Sections built between two looks at the other agents' banks (for "related agents"),
+or as many as there are agents if more: about once a round."""
 EMBED_BATCH: Final = 64
 """Items embedded before one turn at most (the rest before the next ones)."""
 EMBEDDED_TOKENS: Final = 400
@@ -179,10 +180,13 @@ class Recollection:
     def _others(self, character: Character) -> dict[str, Index]:
         """Every other agent's name -> its bank's index, for those whose bank has items
         (``_entries_index``). The banks are looked at again every ``RECHECK_EVERY``
-        sections: this runs for every agent a turn, and most banks change once a
+        sections, or once a round when there are more characters: this runs for every agent a turn, and most banks change once a
         knowledge pass at most."""
-        if self._banks is None or self._built - self._banks_at >= RECHECK_EVERY:
-            agents = [c for c in self.sim.world.characters.values() if c.type == "agent"]
+        agents_now = self.sim.world.characters.values()
+        if self._banks is None or self._built - self._banks_at >= max(
+            RECHECK_EVERY, len(agents_now)
+        ):
+            agents = [c for c in agents_now if c.type == "agent"]
             banks = [(c.id, c.name, self._entries_index(c)) for c in agents]
             self._banks = [(id_, name, index) for id_, name, index in banks if index]
             self._banks_at = self._built

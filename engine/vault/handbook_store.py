@@ -77,6 +77,8 @@ class HandbookStore:
         self.allow_fiction = allow_fiction
         """Keep the secrets the story tells in prose (``fiction_secrets``) when writing."""
         self._cached: tuple[tuple[int, int], str] | None = None
+        self._summary_name = str(folder / SUMMARY_FILE)
+        """``summary_path`` as a string, stat-ed for every prompt."""
 
     @property
     def summary_path(self) -> Path:
@@ -107,7 +109,7 @@ class HandbookStore:
         the text is kept while the file's size and modification time stay the same (a
         person may edit it)."""
         try:
-            info = self.summary_path.stat()
+            info = os.stat(self._summary_name)
         except FileNotFoundError:
             return None
         except OSError as exc:
