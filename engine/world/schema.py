@@ -34,7 +34,12 @@ Text = Annotated[
 U+2028/U+2029 (YAML reads them as line breaks: a room name in the vault's world file
 comment would start a line of its own), no bidi overrides or isolates (the rest of a
 line would read in another order) and no U+FFFE/U+FFFF (YAML cannot hold them)."""
-Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
+"""Numbers are strict: ``true`` or ``"2"`` is not a number of seconds (nor, below, a
+count; nor ``yes`` or ``1`` a ``true``), so what loads is what the editor's schema
+(``mudsim schema world``) accepts."""
+Count = Annotated[int, Field(ge=1, strict=True)]
+Flag = Annotated[bool, Field(strict=True)]
 
 
 class _Strict(BaseModel):
@@ -46,7 +51,7 @@ class ExitSpec(_Strict):
 
     to: EntityId
     """The id of the room it leads to."""
-    one_way: bool = False
+    one_way: Flag = False
     """``true``: no way back is made (an exit is two-way by default)."""
 
 
@@ -121,10 +126,10 @@ class CharacterSpec(_Strict):
     think_interval: Seconds | None = None
     """Seconds an agent waits after acting before it thinks again (default: the vault's
     ``ai_defaults.md``)."""
-    immediate_window: Annotated[int, Field(ge=1)] | None = None
+    immediate_window: Count | None = None
     """Memories kept verbatim before compaction (default: the vault's
     ``memory_compaction.md``)."""
-    recent_window: Annotated[int, Field(ge=1)] | None = None
+    recent_window: Count | None = None
     """Memories the recent summary covers (default: the vault's
     ``memory_compaction.md``)."""
     model: Text | None = None
@@ -135,7 +140,7 @@ class CharacterSpec(_Strict):
     """What it is after now: its words count among the situation's keywords."""
     tags: list[Text] = []
     """Topics it cares about: keywords too."""
-    prioritize_recent: bool = False
+    prioritize_recent: Flag = False
     """Retrieval weighs recency 0.6 and relevance 0.4 (instead of 0.3 / 0.7)."""
 
 

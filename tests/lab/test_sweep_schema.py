@@ -74,12 +74,15 @@ BASE: dict[str, Any] = {"world": "w.yaml", "turns": 3}
         ({**BASE, "timeout": True}, False),
         ({**BASE, "grid": {"model": "a"}}, False),
         ({**BASE, "turn": 3}, False),
+        ({**BASE, "resources": {"cpus": "2"}}, False),
+        ({**BASE, "resources": {"gpus": True}}, False),
     ],
     ids=["minimal", "worlds", "world and null worlds", "seed count", "seed list", "probe on",
          "probe off", "probe options", "grid and runs", "llm", "endpoints", "timeout",
          "no world", "world and worlds", "no turns", "zero turns", "zero seeds", "no seeds",
          "a seed twice", "seeds bool", "probe text", "unknown probe", "llm and endpoints",
-         "timeout bool", "grid value not a list", "unknown key"],
+         "timeout bool", "grid value not a list", "unknown key", "cpus in quotes",
+         "gpus bool"],
 )  # fmt: skip
 def test_the_schema_agrees_with_the_model(data: dict[str, Any], valid: bool) -> None:
     assert model_accepts(data) is valid

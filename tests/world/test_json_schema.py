@@ -112,6 +112,7 @@ def test_field_descriptions_come_from_the_models_docstrings() -> None:
 
 
 MINIMAL = {"name": "W", "rooms": [{"id": "hall", "name": "Hall"}]}
+BO = {"name": "Bo", "type": "agent", "location": "hall", "profile": "A cook."}
 
 
 def room(**keys: Any) -> dict[str, Any]:
@@ -161,11 +162,19 @@ def test_the_schema_accepts_what_the_loader_accepts(data: dict[str, Any]) -> Non
         {**MINIMAL, "clock": {"minutes_per_round": 527041}},
         {**MINIMAL, "clock": {"speed": 2}},
         {**MINIMAL, "characters": [{"name": "Bo", "type": "npc", "location": "hall"}]},
+        room(exits={"north": {"to": "garden", "one_way": "yes"}}),
+        room(exits={"north": {"to": "garden", "one_way": 1}}),
+        {**MINIMAL, "characters": [BO | {"immediate_window": True}]},
+        {**MINIMAL, "characters": [BO | {"recent_window": "16"}]},
+        {**MINIMAL, "characters": [BO | {"prioritize_recent": "true"}]},
+        {**MINIMAL, "characters": [BO | {"think_interval": "2"}]},
+        {**MINIMAL, "characters": [BO | {"think_interval": True}]},
     ],
     ids=["unknown key", "unknown room key", "exit list", "exit number", "exit null",
          "exit typo", "exit without to", "exit to a bad id", "exits a list", "empty exit name",
          "control character", "no rooms", "rooms missing", "a round past a year",
-         "unknown clock key", "bad type"],
+         "unknown clock key", "bad type", "yes for true", "1 for true", "true for a number",
+         "a number in quotes", "true in quotes", "seconds in quotes", "true for seconds"],
 )  # fmt: skip
 def test_the_schema_refuses_what_the_loader_refuses(data: dict[str, Any]) -> None:
     assert not loader_accepts(data)
@@ -177,7 +186,8 @@ NAMES = st.sampled_from(["Hall", "Up  Stairs", "Café", "", "bell\x07", "a\u2028
 EXITS = st.one_of(
     IDS,
     st.fixed_dictionaries(
-        {"to": IDS}, optional={"one_way": st.booleans(), "oneway": st.just(True)}
+        {"to": IDS}, optional={"one_way": st.sampled_from([True, False, "yes", 1]),
+                           "oneway": st.just(True)}
     ),
     st.sampled_from([3, None, ["hall"]]),
 )
@@ -204,10 +214,10 @@ CHARACTERS = st.fixed_dictionaries(
     optional={"profile": st.sampled_from(["", "A cook."]),
               "role": st.sampled_from(["player", "admin", "god"]),
               "id": st.one_of(st.none(), st.sampled_from(["ada", "bad id"])),
-              "think_interval": st.sampled_from([0.5, 2, 0, -1]),
-              "immediate_window": st.sampled_from([1, 16, 0]),
+              "think_interval": st.sampled_from([0.5, 2, 0, -1, "2", True]),
+              "immediate_window": st.sampled_from([1, 16, 0, True, "16", 2.0]),
               "model": st.sampled_from(["qwen3:4b", ""]),
-              "tags": st.lists(NAMES, max_size=1), "prioritize_recent": st.booleans(),
+              "tags": st.lists(NAMES, max_size=1), "prioritize_recent": st.sampled_from([True, False, 0, "true"]),
               "occupation": st.just("cook"), "mood": st.just("glad")},
 )  # fmt: skip
 WORLD_FILES = st.fixed_dictionaries(
@@ -222,6 +232,8 @@ WORLD_FILES = st.fixed_dictionaries(
 @given(WORLD_FILES)
 @example(room(exits={"north": "garden", "south": {"to": "garden", "one_way": True}}))
 def test_every_world_the_loader_accepts_passes_the_schema(data: dict[str, Any]) -> None:
+    """Mistyped values among them (``true`` for a number, ``"16"`` in quotes, ``yes``
+    for ``true``): what the schema flags must not load either."""
     if loader_accepts(data):
         assert schema_accepts(data), [e.message for e in VALIDATOR.iter_errors(data)]
 

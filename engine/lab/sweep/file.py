@@ -83,9 +83,9 @@ class ProbeSpec(_Strict):
 
 
 class ResourcesSpec(_Strict):
-    cpus: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0
+    cpus: Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)] = 1.0
     """CPUs a run asks of Ray (the process pool runs one run per worker)."""
-    gpus: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    gpus: Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)] = 0.0
     """GPUs a run asks of Ray (the embedded model runs on the CPU: 0 unless your server
     runs inside the task)."""
 
