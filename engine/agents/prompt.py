@@ -22,7 +22,6 @@ import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 BASIC_COMMANDS = (
     "BASIC COMMANDS: look | go <exit> | say <text> | emote <action> | examine <thing>\n"
@@ -105,15 +104,28 @@ def _repeated(line: str, extra: int) -> str:
     return f"{line} (repeated {extra}x more)" if extra else line
 
 
-@lru_cache(maxsize=1 << 16)
+_MEMORY_LINES: dict[str, str] = {}
+"""Memory text -> its prompt line: each memory is shown in many prompts (emptied when it
+holds ``_KEPT_LINES``)."""
+_KEPT_LINES = 1 << 16
+
+
 def _memory_line(memory: str) -> str:
-    """A memory as its prompt line; cached, since each memory is shown in many prompts."""
-    return _guard(one_line(memory, sentences=True))
+    """A memory as its prompt line."""
+    line = _MEMORY_LINES.get(memory)
+    if line is None:
+        if len(_MEMORY_LINES) >= _KEPT_LINES:
+            _MEMORY_LINES.clear()
+        line = _MEMORY_LINES[memory] = _guard(one_line(memory, sentences=True))
+    return line
 
 
 def _memory_runs(memories: Sequence[str]) -> tuple[list[str], list[int]]:
     """``memory_lines``, and how many memories each line stands for."""
-    lines = list(map(_memory_line, memories))
+    lines: list[str] = list(map(_MEMORY_LINES.get, memories))  # type: ignore[arg-type]
+    if None in lines:  # looked up in C above; the new ones made here
+        lines = [line if line is not None else _memory_line(text)
+                 for line, text in zip(lines, memories, strict=True)]  # fmt: skip
     if "" not in lines and not any(map(operator.eq, lines, itertools.islice(lines, 1, None))):
         return lines, [1] * len(lines)  # the common case: no empty line, no run
     runs: list[str] = []
@@ -230,6 +242,10 @@ def _cut(text: str, excess: int, framing: int) -> tuple[str, int]:
     return rest, excess - (len(text) - len(rest))
 
 
+def _plus_newline(total: int, length: int) -> int:
+    return total + length + 1
+
+
 def _fit(
     head: list[str], body: _Sections, tail: list[str], budget: int, counts: list[int], backlog: int
 ) -> tuple[_Sections, int]:
@@ -237,7 +253,7 @@ def _fit(
     how many memories were left out. ``counts[i]``: the memories line ``i`` stands for."""
     lines = body.memories
     # kept[d]: what lines[d:] cost (sums from the end, in C)
-    kept = list(itertools.accumulate(reversed([len(line) + 1 for line in lines]), initial=0))
+    kept = list(itertools.accumulate(map(len, reversed(lines)), _plus_newline, initial=0))
     kept.reverse()
     hidden = [0, *itertools.accumulate(counts)]  # hidden[d]: the memories lines[:d] stand for
     fences = 2 * (len(FENCE) + 1)

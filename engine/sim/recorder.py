@@ -59,15 +59,31 @@ _ZONE: list[tuple[int, tzinfo | None]] = [(-1, None)]
 
 
 def local_now_iso() -> str:
-    """``datetime.now().astimezone().isoformat()``, the local zone's offset looked up once
-    a minute (an offset changes only on a minute's boundary): an event's wall time."""
-    now = time.time()
-    minute = int(now // 60)
-    cached, zone = _ZONE[0]
-    if minute != cached or zone is None:
-        zone = datetime.fromtimestamp(minute * 60).astimezone().tzinfo
-        _ZONE[0] = (minute, zone)
-    return datetime.fromtimestamp(now, zone).isoformat()
+    """``datetime.now().astimezone().isoformat()``: an event's wall time (``local_iso``)."""
+    return local_iso(time.time())
+
+
+def local_iso(now: float) -> str:
+    """``datetime.fromtimestamp(now).astimezone().isoformat()``, the local zone's offset
+    looked up once a minute (an offset changes only on a minute's boundary) and the text
+    up to the seconds made once a second."""
+    second = int(now)
+    micro = round((now - second) * 1e6)
+    if micro == 1_000_000:
+        second, micro = second + 1, 0
+    if _SECOND[0][0] != second:
+        minute = second // 60
+        cached, zone = _ZONE[0]
+        if minute != cached or zone is None:
+            zone = datetime.fromtimestamp(minute * 60).astimezone().tzinfo
+            _ZONE[0] = (minute, zone)
+        _SECOND[0] = (second, datetime.fromtimestamp(second, zone).isoformat())
+    shown = _SECOND[0][1]  # YYYY-MM-DDTHH:MM:SS+HH:MM
+    return f"{shown[:19]}.{micro:06d}{shown[19:]}" if micro else shown
+
+
+_SECOND: list[tuple[int, str]] = [(-1, "")]
+"""The second (since the epoch) last shown, and its text."""
 
 
 def call_kind(request: LLMRequest) -> str:

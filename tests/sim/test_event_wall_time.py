@@ -1,0 +1,33 @@
+"""An event's wall time in the run record (``local_iso``): the text is made once a
+second, the zone looked up once a minute, and the result is still what
+``datetime.fromtimestamp(t).astimezone().isoformat()`` says."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.sim.recorder import local_iso
+
+MOMENTS = st.floats(min_value=1e9, max_value=4e9, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(MOMENTS, min_size=1, max_size=5))
+def test_the_wall_time_is_the_moment_in_the_local_zone(moments: list[float]) -> None:
+    for moment in moments:  # several in a row: the kept second and zone do not leak
+        shown = local_iso(moment)
+        expected = datetime.fromtimestamp(moment).astimezone()
+        parsed = datetime.fromisoformat(shown)
+        assert parsed.utcoffset() == expected.utcoffset()
+        assert abs(parsed - expected) <= timedelta(microseconds=1)  # float rounding
+        assert len(shown) in (25, 32)  # to the second, or with microseconds
+
+
+def test_a_whole_second_is_written_as_isoformat_writes_it() -> None:
+    assert (
+        local_iso(1_700_000_000.0) == datetime.fromtimestamp(1_700_000_000).astimezone().isoformat()
+    )
+    assert local_iso(1_700_000_000.25).endswith(".250000" + local_iso(1_700_000_000.0)[19:])
