@@ -14,6 +14,7 @@ the recorded path.
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -75,7 +76,25 @@ def now() -> datetime:
 
 def utc_iso() -> str:
     """``now()`` as the vault writes it: ISO 8601, microseconds, ``Z``."""
+    if _state.script is None and not _state.listeners:  # nothing replayed or recorded
+        return utc_text(time.time())
     return now().astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+
+
+def utc_text(moment: float) -> str:
+    """The POSIX time ``moment`` as ``utc_iso`` writes it; the text up to the seconds is
+    made once a second (every memory of a busy room is stamped)."""
+    second = int(moment // 1)
+    micro = round((moment - second) * 1e6)
+    if micro == 1_000_000:
+        second, micro = second + 1, 0
+    if _second[0] != second:
+        _second[:] = [second, datetime.fromtimestamp(second, UTC).isoformat()[:19]]
+    return f"{_second[1]}.{micro:06d}Z"
+
+
+_second: list[int | str] = [-1, ""]
+"""The second (since the epoch) last written by ``utc_text``, and its text."""
 
 
 def token_hex(nbytes: int) -> str:

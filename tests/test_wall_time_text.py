@@ -1,15 +1,16 @@
-"""An event's wall time in the run record (``local_iso``): the text is made once a
-second, the zone looked up once a minute, and the result is still what
-``datetime.fromtimestamp(t).astimezone().isoformat()`` says."""
+"""Wall times as the vault writes them, the text up to the seconds made once a second:
+an event's in the run record (``local_iso``, in the local zone, looked up once a minute)
+and a memory's (``utc_text``): still what ``datetime`` says."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.sim.recorder import local_iso
+from engine.wallclock import utc_text
 
 MOMENTS = st.floats(min_value=1e9, max_value=4e9, allow_nan=False, allow_infinity=False)
 
@@ -31,3 +32,14 @@ def test_a_whole_second_is_written_as_isoformat_writes_it() -> None:
         local_iso(1_700_000_000.0) == datetime.fromtimestamp(1_700_000_000).astimezone().isoformat()
     )
     assert local_iso(1_700_000_000.25).endswith(".250000" + local_iso(1_700_000_000.0)[19:])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(MOMENTS, min_size=1, max_size=5))
+def test_a_memory_s_utc_time_is_the_moment_to_the_microsecond(moments: list[float]) -> None:
+    for moment in moments:
+        shown = utc_text(moment)
+        expected = datetime.fromtimestamp(moment, UTC)
+        assert shown.endswith("Z")
+        assert len(shown) == 27  # YYYY-MM-DDTHH:MM:SS.ffffffZ
+        assert abs(datetime.fromisoformat(shown) - expected) <= timedelta(microseconds=1)
