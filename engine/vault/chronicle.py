@@ -40,6 +40,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
@@ -107,6 +108,7 @@ class ChronicleStore:
         return WORLD
 
     @staticmethod
+    @lru_cache(maxsize=1024)
     def room_path(room_id: str) -> str:
         return f"{ROOMS}/{room_file_stem(room_id)}.md"
 

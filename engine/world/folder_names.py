@@ -7,6 +7,7 @@ characters whose folders would collide; the vault makes the folders.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from engine.errors import UnsafeNameError
 
@@ -14,6 +15,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME_LENGTH = 100
 
 
+@lru_cache(maxsize=1024)
 def safe_name(name: str, *, what: str = "name") -> str:
     """Return ``name`` as a file-name stem, or raise if nothing usable is left.
 
