@@ -43,11 +43,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from filelock import FileLock, Timeout
-from pydantic import BaseModel, ConfigDict, ValidationError
+from filelock import Timeout
+from pydantic import BaseModel, ConfigDict
 
 from engine.errors import MudsimError, VaultError
-from engine.vault.files import read_front_matter, write_front_matter
+from engine.vault.private_config_file import LOCK_SECONDS, PrivateConfigFile
 from engine.world.folder_names import windows_device
 from engine.world.model import Role
 
@@ -209,35 +209,15 @@ class AccountStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.path = root / "config" / "accounts.md"
-        self._lock_path = root / "logs" / "accounts.lock"
-        self._parsed: tuple[tuple[int, int, int], list[Account]] | None = None
-        """The file as last parsed, by its (modification time, size, inode)."""
+        self._file = PrivateConfigFile(root, "accounts", _File, self._accounts, _BODY)
+        self.path = self._file.path
 
     def load(self) -> list[Account]:
         """Every account, in the file's order (none when there is no file). The file is
         parsed again only when it changed (a login reads it; a vault may hold many)."""
-        try:
-            stat = self.path.stat()
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise VaultError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
-        key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-        if self._parsed is not None and self._parsed[0] == key:
-            return list(self._parsed[1])
-        accounts = self._parse()
-        self._parsed = (key, accounts)
-        return list(accounts)
+        return self._file.load()
 
-    def _parse(self) -> list[Account]:
-        meta, _body = read_front_matter(self.path)
-        try:
-            parsed = _File.model_validate(meta)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(step) for step in first["loc"]) or "(top level)"
-            raise VaultError(f"{self.path}, {field}: {first['msg']}") from exc
+    def _accounts(self, parsed: _File) -> list[Account]:
         accounts = [Account(e.name, e.role, e.password) for e in parsed.accounts]
         seen: set[str] = set()
         for account in accounts:
@@ -291,26 +271,22 @@ class AccountStore:
     def _write(self, accounts: list[Account]) -> None:
         entries = [{"name": a.name, "role": a.role.value if a.role else None,
                     "password": a.password} for a in accounts]  # fmt: skip
-        try:
-            write_front_matter(self.path, {"accounts": entries}, _BODY, private=True)
-        except OSError as exc:
-            raise VaultError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+        self._file.write({"accounts": entries})
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """Hold ``logs/accounts.lock`` while a change is read, made and written."""
+        lock_path = self._file.lock_path
         try:
-            self._lock_path.parent.mkdir(parents=True, exist_ok=True)
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise VaultError(f"cannot create {self._lock_path.parent}: {exc}") from exc
-        lock = FileLock(self._lock_path, timeout=10)
-        try:
-            lock.acquire()
-        except Timeout as exc:
-            raise VaultError(
-                f"{self.path} stayed locked by another process for 10 s ({self._lock_path})"
-            ) from exc
-        try:
+            raise VaultError(f"cannot create {lock_path.parent}: {exc}") from exc
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(self._file.locked())
+            except Timeout as exc:
+                raise VaultError(
+                    f"{self.path} stayed locked by another process for {LOCK_SECONDS} s "
+                    f"({lock_path})"
+                ) from exc
             yield
-        finally:
-            lock.release()

@@ -29,11 +29,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final
 
-from filelock import FileLock, Timeout
-from pydantic import BaseModel, ConfigDict, ValidationError
+from filelock import Timeout
+from pydantic import BaseModel, ConfigDict
 
 from engine.errors import VaultError
-from engine.vault.files import read_front_matter, write_front_matter
+from engine.vault.private_config_file import LOCK_SECONDS, PrivateConfigFile
 
 _DURATION = re.compile(r"(\d{1,6})([smhdw])")
 _UNIT_SECONDS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
@@ -118,22 +118,12 @@ class BanStore:
     """The bans of the vault at ``root`` (``config/bans.md``)."""
 
     def __init__(self, root: Path) -> None:
-        self.path = root / "config" / "bans.md"
-        self._lock_path = root / "logs" / "bans.lock"
-        self._parsed: tuple[tuple[int, int, int], list[Ban]] | None = None
+        self._file = PrivateConfigFile(root, "bans", _File, _bans, _BODY)
+        self.path = self._file.path
 
     def load(self) -> list[Ban]:
         """Every ban in the file, the lapsed ones too (none when there is no file)."""
-        try:
-            stat = self.path.stat()
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise VaultError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
-        key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-        if self._parsed is None or self._parsed[0] != key:
-            self._parsed = (key, self._parse())
-        return list(self._parsed[1])
+        return self._file.load()
 
     def active(self, now: datetime | None = None) -> list[Ban]:
         now = now or datetime.now(UTC)
@@ -161,35 +151,28 @@ class BanStore:
                 self._write([b for b in bans if b is not found])
             return found
 
-    def _parse(self) -> list[Ban]:
-        meta, _body = read_front_matter(self.path)
-        try:
-            parsed = _File.model_validate(meta)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(step) for step in first["loc"]) or "(top level)"
-            raise VaultError(f"{self.path}, {field}: {first['msg']}") from exc
-        return [Ban(e.target, _utc(e.until), e.reason, e.by) for e in parsed.bans]
-
     def _write(self, bans: list[Ban]) -> None:
         entries = [{"target": b.target,
                     "until": b.until.strftime("%Y-%m-%dT%H:%M:%SZ") if b.until else None,
                     "reason": b.reason, "by": b.by} for b in bans]  # fmt: skip
-        try:
-            write_front_matter(self.path, {"bans": entries}, _BODY, private=True)
-        except OSError as exc:
-            raise VaultError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+        self._file.write({"bans": entries})
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        """Hold ``logs/bans.lock`` while a change is read, made and written."""
         try:
-            self._lock_path.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(self._lock_path, timeout=10):
+            with self._file.locked():
                 yield
         except Timeout as exc:
-            raise VaultError(f"{self.path} stayed locked by another process for 10 s") from exc
+            raise VaultError(
+                f"{self.path} stayed locked by another process for {LOCK_SECONDS} s"
+            ) from exc
         except OSError as exc:
             raise VaultError(f"cannot lock {self.path}: {exc.strerror or exc}") from exc
+
+
+def _bans(parsed: _File) -> list[Ban]:
+    return [Ban(e.target, _utc(e.until), e.reason, e.by) for e in parsed.bans]
 
 
 def _utc(when: datetime | None) -> datetime | None:
