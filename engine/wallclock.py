@@ -88,12 +88,13 @@ def utc_text(moment: float) -> str:
     micro = round((moment - second) * 1e6)
     if micro == 1_000_000:
         second, micro = second + 1, 0
-    if _second[0] != second:
-        _second[:] = [second, datetime.fromtimestamp(second, UTC).isoformat()[:19]]
-    return f"{_second[1]}.{micro:06d}Z"
+    kept = _second[0]  # read once: another thread may replace it
+    if kept[0] != second:
+        kept = _second[0] = (second, datetime.fromtimestamp(second, UTC).isoformat()[:19])
+    return f"{kept[1]}.{micro:06d}Z"
 
 
-_second: list[int | str] = [-1, ""]
+_second: list[tuple[int, str]] = [(-1, "")]
 """The second (since the epoch) last written by ``utc_text``, and its text."""
 
 

@@ -71,14 +71,15 @@ def local_iso(now: float) -> str:
     micro = round((now - second) * 1e6)
     if micro == 1_000_000:
         second, micro = second + 1, 0
-    if _SECOND[0][0] != second:
+    kept = _SECOND[0]  # read once: another thread may replace it
+    if kept[0] != second:
         minute = second // 60
         cached, zone = _ZONE[0]
         if minute != cached or zone is None:
             zone = datetime.fromtimestamp(minute * 60).astimezone().tzinfo
             _ZONE[0] = (minute, zone)
-        _SECOND[0] = (second, datetime.fromtimestamp(second, zone).isoformat())
-    shown = _SECOND[0][1]  # YYYY-MM-DDTHH:MM:SS+HH:MM
+        kept = _SECOND[0] = (second, datetime.fromtimestamp(second, zone).isoformat())
+    shown = kept[1]  # YYYY-MM-DDTHH:MM:SS+HH:MM
     return f"{shown[:19]}.{micro:06d}{shown[19:]}" if micro else shown
 
 
