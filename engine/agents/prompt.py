@@ -22,6 +22,7 @@ import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 BASIC_COMMANDS = (
     "BASIC COMMANDS: look | go <exit> | say <text> | emote <action> | examine <thing>\n"
@@ -122,10 +123,12 @@ def _memory_line(memory: str) -> str:
 
 def _memory_runs(memories: Sequence[str]) -> tuple[list[str], list[int]]:
     """``memory_lines``, and how many memories each line stands for."""
-    lines: list[str] = list(map(_MEMORY_LINES.get, memories))  # type: ignore[arg-type]
-    if None in lines:  # looked up in C above; the new ones made here
+    found = list(map(_MEMORY_LINES.get, memories))  # one pass in C: most are known
+    if None in found:
         lines = [line if line is not None else _memory_line(text)
-                 for line, text in zip(lines, memories, strict=True)]  # fmt: skip
+                 for line, text in zip(found, memories, strict=True)]  # fmt: skip
+    else:
+        lines = cast("list[str]", found)
     if "" not in lines and not any(map(operator.eq, lines, itertools.islice(lines, 1, None))):
         return lines, [1] * len(lines)  # the common case: no empty line, no run
     runs: list[str] = []

@@ -126,11 +126,12 @@ class Recollection:
             kept.checked = True
 
     async def refresh(self, character: Character) -> None:
-        """Bring ``character``'s index up to date: only the sources whose files changed
-        are read again, only the items that differ updated (before its turn, and after a
-        knowledge pass or an undo commits), whether or not they were looked at lately. The files are read here, on the event loop,
-        not in a worker thread: a thread's timing would change the order in which turns
-        and summaries interleave, and a replay must meet them in the recorded order."""
+        """Bring ``character``'s index up to date, whether or not its files were looked
+        at lately: only the sources whose files changed are read again, only the items
+        that differ updated (before its turn, and after a knowledge pass or an undo
+        commits). The files are read here, on the event loop, not in a worker thread: a
+        thread's timing would change the order in which turns and summaries interleave,
+        and a replay must meet them in the recorded order."""
         self.index(character, look=True)
 
     def acting(self, character: Character) -> None:
@@ -180,8 +181,8 @@ class Recollection:
     def _others(self, character: Character) -> dict[str, Index]:
         """Every other agent's name -> its bank's index, for those whose bank has items
         (``_entries_index``). The banks are looked at again every ``RECHECK_EVERY``
-        sections, or once a round when there are more characters: this runs for every agent a turn, and most banks change once a
-        knowledge pass at most."""
+        sections, or once a round when there are more characters: this runs for every
+        agent a turn, and most banks change once a knowledge pass at most."""
         agents_now = self.sim.world.characters.values()
         if self._banks is None or self._built - self._banks_at >= max(
             RECHECK_EVERY, len(agents_now)
