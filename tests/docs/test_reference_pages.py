@@ -4,8 +4,8 @@ verb, and the site builds with ``mkdocs build --strict``."""
 from __future__ import annotations
 
 import argparse
-import re
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path

@@ -186,8 +186,8 @@ NAMES = st.sampled_from(["Hall", "Up  Stairs", "Café", "", "bell\x07", "a\u2028
 EXITS = st.one_of(
     IDS,
     st.fixed_dictionaries(
-        {"to": IDS}, optional={"one_way": st.sampled_from([True, False, "yes", 1]),
-                           "oneway": st.just(True)}
+        {"to": IDS},
+        optional={"one_way": st.sampled_from([True, False, "yes", 1]), "oneway": st.just(True)},
     ),
     st.sampled_from([3, None, ["hall"]]),
 )
