@@ -9,14 +9,11 @@ build and nothing here is written twice. ``tests/docs`` uses it too.
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import enum
 import inspect
-import itertools
 import json
 import re
-import textwrap
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -27,6 +24,8 @@ import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
+
+from engine.world.json_schema import attribute_docstrings
 
 # ---------------------------------------------------------------------------- helpers
 
@@ -163,32 +162,6 @@ def slug(heading: str) -> str:
 # ---------------------------------------------------------------------------- pydantic
 
 
-def attribute_docs(model: type[BaseModel]) -> dict[str, str]:
-    """The string literal after each field of ``model``'s class body (its own and its
-    bases'), read from the source: ``x: int = 1`` then ``\"\"\"What x is.\"\"\"``."""
-    docs: dict[str, str] = {}
-    for cls in reversed(model.__mro__):
-        if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or cls is BaseModel:
-            continue
-        try:
-            source = textwrap.dedent(inspect.getsource(cls))
-        except (OSError, TypeError):
-            continue
-        body = ast.parse(source).body[0]
-        assert isinstance(body, ast.ClassDef)
-        statements = body.body
-        for first, second in itertools.pairwise(statements):
-            if (
-                isinstance(first, ast.AnnAssign)
-                and isinstance(first.target, ast.Name)
-                and isinstance(second, ast.Expr)
-                and isinstance(second.value, ast.Constant)
-                and isinstance(second.value.value, str)
-            ):
-                docs[first.target.id] = inspect.cleandoc(second.value.value)
-    return docs
-
-
 _LABELS = {str: "text", int: "integer", float: "number", bool: "bool", type(None): "null"}
 
 
@@ -299,7 +272,7 @@ def nested_models(model: type[BaseModel]) -> list[type[BaseModel]]:
 def model_table(model: type[BaseModel], *, names: dict[str, str] | None = None) -> str:
     """One row per key of ``model``: type, default, and what it means (the field's
     description or its attribute docstring)."""
-    docs = attribute_docs(model)
+    docs = attribute_docstrings(model)  # the schema's own reader of field docstrings
     rows = []
     for name, info in model.model_fields.items():
         key = info.alias or name
