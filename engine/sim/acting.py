@@ -37,7 +37,7 @@ as they complete (``turn_taken``). Other changes (walking) are saved by the next
 
 def execute(sim: Simulation, character: Character, line: str) -> Result:
     """Run one command line as ``character``; the result is also its memory."""
-    sim.recollection.acting(character)  # a command may write what it brings to mind
+    sim.recollection.look_again(character)  # a command may write what it brings to mind
     if sim.recorder is not None:
         sim.recorder.command(character.id, line, room=character.location,
                              sim=sim.clock.reading())  # fmt: skip

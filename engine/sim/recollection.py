@@ -5,7 +5,7 @@ index kept per agent and changed item by item: when one of those sources changed
 bank's and the notes' stamps, the summaries' and skills' folders), only that source is
 read again and only the items that differ are updated (``Index.sync``). The files are
 looked at once as each turn begins (``prepare``); the turn's prompts (a re-ask builds
-one again) then use the index as it is, until the agent runs a command. Other agents'
+one again) then use the index as it is, until the agent runs a command or the turn ends. Other agents'
 banks ("related agents") are looked at every ``RECHECK_EVERY`` sections.
 
 Every turn's prompt gets a section chosen for the agent's situation within the actor
@@ -72,9 +72,9 @@ class _Kept:
     index: Index = field(default_factory=Index)
     versions: dict[ItemKind, tuple[object, ...]] = field(default_factory=dict)
     checked: bool = False
-    """Its files were looked at when the agent's turn began (``prepare``) and it has run
-    no command since: the turn's prompts (a re-ask builds one again) use the index as it
-    is, without a ``stat`` of each source."""
+    """Its files were looked at when the agent's turn began (``prepare``), and the turn
+    is not over nor has it run a command since (``look_again``): the turn's prompts (a
+    re-ask builds one again) use the index as it is, without a ``stat`` of each source."""
 
 
 class Recollection:
@@ -134,9 +134,10 @@ class Recollection:
         and a replay must meet them in the recorded order."""
         self.index(character, look=True)
 
-    def acting(self, character: Character) -> None:
-        """``character`` runs a command (which may write a note): its files are looked at
-        again the next time its index is wanted."""
+    def look_again(self, character: Character) -> None:
+        """``character``'s files are looked at again the next time its index is wanted:
+        it runs a command (which may write a note), or its turn is over (what is read
+        between turns, the inspector's prompt, sees a person's edits at once)."""
         kept = self._indexes.get(character.id)
         if kept is not None:
             kept.checked = False

@@ -249,7 +249,9 @@ class Simulation:
 
     def turn_finished(self, agent_id: str, turn: Turn, number: int,
                       prompt: str | None, reply: str | None) -> None:  # fmt: skip
-        """``run_record.turn_finished``."""
+        """``run_record.turn_finished``; the agent's files are looked at again when next
+        wanted (``Recollection.look_again``)."""
+        self.recollection.look_again(self.world.characters[agent_id])
         run_record.turn_finished(self, agent_id, turn, number, prompt, reply)
 
     # -- time, and background errors ------------------------------------------------

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from helpers import run, set_actor
 
 from engine.agents.prompt import char_budget
+from engine.agents.thinker import Turn
 from engine.memory.knowledge import Entry, Source, Stamp
 from engine.sim.prompting import build_prompt, turn_prompt
 from engine.sim.recollection import FLUSH_EVERY
@@ -256,3 +257,20 @@ async def test_before_a_turn_the_index_is_brought_up_to_date(sim: Simulation) ->
     _bank(sim, "Ada", [entry(1, "The hall's lamp smokes when the wick is long.", ["hall"])])
     await sim.recollection.prepare(ada)
     assert [i.key for i in index.items if i.kind == "entry"] == ["entry:ltm-1-a1"]
+
+
+async def test_a_turns_own_note_is_seen_at_once_and_a_hand_edit_after_the_turn(
+    sim: Simulation,
+) -> None:
+    """A turn's files are looked at as it begins (``prepare``); its own command and the
+    end of the turn make them be looked at again: a note it writes is brought to mind
+    at once, and so is one a person writes between turns (the inspector's prompt)."""
+    ada = sim.character("Ada")
+    await sim.recollection.prepare(ada)
+    run(sim, "Ada", "note Oil -> The lamp oil is kept in the hall.")
+    assert "- Oil: The lamp oil is kept in the hall." in _section(build_prompt(sim, ada))
+
+    await sim.recollection.prepare(ada)  # the next turn begins
+    sim.turn_finished(ada.id, Turn("Ada", None, None, 1, error="no answer"), 2, None, None)
+    sim.vault.notes(ada.folder).append("Rope", "The rope hangs in the hall.")  # by hand
+    assert "- Rope: The rope hangs in the hall." in _section(build_prompt(sim, ada))
