@@ -364,9 +364,15 @@ def fit_prompt(parts: PromptParts, budget_chars: int | None = None) -> FittedPro
         ],
     )
     hidden = 0
-    if budget_chars is not None:
+    lines = _lines(head, body, tail)
+    # Most prompts fit whole; _fit would then leave everything in (a knowledge heading
+    # with nothing under it, which it drops, aside), so it is only asked when needed.
+    if budget_chars is not None and (
+        _length(lines) > budget_chars or (body.knowledge and body.knowledge[-1].startswith("#"))
+    ):
         body, hidden = _fit(head, body, tail, budget_chars, counts, parts.backlog)
-    return FittedPrompt("\n".join(_lines(head, body, tail)), hidden)
+        lines = _lines(head, body, tail)
+    return FittedPrompt("\n".join(lines), hidden)
 
 
 def char_budget(

@@ -523,6 +523,13 @@ def test_a_heading_whose_lines_were_cut_goes_with_them() -> None:
     assert cut == HEAD + "## Prior Knowledge Summary\n- K1" + SITUATION
 
 
+def test_a_heading_with_nothing_under_it_is_left_out_even_when_all_fits() -> None:
+    parts = bo(memories=[], recent_summary="",
+               knowledge=["## Prior Knowledge Summary", "- K1", "## Relevant private notes"])  # fmt: skip
+    roomy = render_prompt(parts, 100_000)
+    assert roomy == HEAD + "## Prior Knowledge Summary\n- K1" + SITUATION
+
+
 @given(parts_strategy, st.none() | st.integers(-10, 2000))
 def test_the_long_term_summary_is_in_every_prompt_whole(
     parts: PromptParts, budget: int | None
