@@ -76,8 +76,11 @@ def now() -> datetime:
 
 def utc_iso() -> str:
     """``now()`` as the vault writes it: ISO 8601, microseconds, ``Z``."""
-    if _state.script is None and not _state.listeners:  # nothing replayed or recorded
-        return utc_text(time.time())
+    if _state.script is None:  # live; a recorded run hears the same moment
+        text = utc_text(time.time())
+        if _state.listeners:
+            _tell(("now", text[:-1] + "+00:00"))
+        return text
     return now().astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine import wallclock
 from engine.sim.recorder import local_iso
 from engine.wallclock import utc_text
 
@@ -43,3 +44,15 @@ def test_a_memory_s_utc_time_is_the_moment_to_the_microsecond(moments: list[floa
         assert shown.endswith("Z")
         assert len(shown) == 27  # YYYY-MM-DDTHH:MM:SS.ffffffZ
         assert abs(datetime.fromisoformat(shown) - expected) <= timedelta(microseconds=1)
+
+
+def test_a_recorded_memory_time_is_the_draw_a_replay_serves_back() -> None:
+    told: list[wallclock.Draw] = []
+    with wallclock.listening(told.append):
+        live = [wallclock.utc_iso() for _ in range(3)]
+    assert [kind for kind, _ in told] == ["now"] * 3
+    with wallclock.scripted(wallclock.Script(told)):
+        replayed = [wallclock.utc_iso() for _ in range(3)]
+    assert replayed == live
+    for (_, draw), text in zip(told, live, strict=True):
+        assert datetime.fromisoformat(draw) == datetime.fromisoformat(text)
