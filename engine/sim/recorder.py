@@ -26,7 +26,6 @@ queue seconds, retries, failures; money with a price per endpoint in ``llm.md``)
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
@@ -47,9 +46,6 @@ if TYPE_CHECKING:
 
 TAPE: Final = "tape:"
 """The endpoint a replay's tape answers as: a call it answered was not spent again."""
-_JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-"""A tape line's encoder, made once (``Tape.append``'s ``json.dumps`` makes one a line):
-the same bytes."""
 KIND_OF_ROLE: Mapping[str, str] = {"actor": "turn", "summarizer": "summary",
                                    "consolidator": "consolidation"}  # fmt: skip
 
@@ -198,7 +194,7 @@ class RunRecorder:
         if self.broken is not None:
             return
         try:
-            tape.append_line((_JSON.encode(line) + "\n").encode("utf-8"))
+            tape.append(line)
         except VaultError as exc:
             self.broken = str(exc)
             if self.warn is not None:

