@@ -129,21 +129,25 @@ def render(selection: Selection, *, scores: bool = False) -> list[str]:
     sections (seed 003's order), then the notes and the past experiences; a section with
     nothing in it is left out. ``scores``: each item line ends with its scores."""
     lines: list[str] = []
+    if not selection.chosen and not selection.related_agents:
+        return lines
 
     def shown(chosen: Chosen) -> str:
         text = line(chosen.item)
         return f"{text}  [{chosen.scores()}]" if scores else text
 
-    knowledge = [p for p in KNOWLEDGE_PLACES if selection.items(p)]
+    by_place: dict[Place, list[Chosen]] = {}
+    for chosen in selection.chosen:
+        by_place.setdefault(chosen.place, []).append(chosen)
+    knowledge = [p for p in KNOWLEDGE_PLACES if p in by_place]
     if knowledge or selection.related_agents:
         lines.append(SUMMARY_HEADING)
         for place in knowledge:
-            lines += [HEADINGS[place], *map(shown, selection.items(place))]
+            lines += [HEADINGS[place], *map(shown, by_place[place])]
         if selection.related_agents:
             names = ", ".join(selection.related_agents)
             lines += [RELATED_HEADING, f"Agents who know about this: {names}"]
     for place in OWN_PLACES:
-        found = selection.items(place)
-        if found:
-            lines += [HEADINGS[place], *map(shown, found)]
+        if place in by_place:
+            lines += [HEADINGS[place], *map(shown, by_place[place])]
     return lines
