@@ -9,7 +9,6 @@ per command. Functions of a ``Simulation``; its ``execute`` and ``deliver`` call
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engine.commands import Invocation, ParsedLine, Result, parse_line
@@ -161,7 +160,7 @@ def deliver(sim: Simulation, event: Event) -> None:
     """Show ``event`` to everyone in its room but its actor; observers remember it.
     It gets the clock's reading (``sim``) if it has none yet."""
     if not event.sim:
-        event = replace(event, sim=sim.clock.reading())
+        event = event.at(sim.clock.reading())
     if sim.recorder is not None:
         sim.recorder.world_event(event)
     sim.chronicle.record(event)
