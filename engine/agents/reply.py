@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 _THOUGHT = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
 _OPEN = re.compile(r"<think>", re.IGNORECASE)
@@ -30,6 +31,7 @@ def drop_thinking(text: str) -> str:
     return after
 
 
+@lru_cache(maxsize=1024)
 def _echo(name: str) -> re.Pattern[str]:
     """A leading ``~Name>``, ``Name>`` or ``>`` (the name in any case)."""
     return re.compile(rf"~{re.escape(name)}>|{re.escape(name)}>|>", re.IGNORECASE)
