@@ -282,7 +282,7 @@ def compare_main(baseline: str, repeats: int, turns: int | None, *, quiet: bool)
     if not rows:
         raise BaselineError("no figure in common with this checkout's")
     for key, old, new, ratio in () if quiet else rows:
-        print(f"  engine     {key:28} {old:>12,.1f} {new:>12,.1f} {ratio:>8.2f}x")
+        print(f"  engine     {key:32} {old:>12,.1f} {new:>12,.1f} {ratio:>8.2f}x")
     print(json.dumps({"engine": this, "baseline": before,
                       "ratio": {key: ratio for key, _, _, ratio in rows}}))  # fmt: skip
     return 0

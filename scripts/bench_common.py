@@ -98,6 +98,18 @@ def load_baseline(path: Path, bench: str = "engine") -> dict[str, float]:
 def comparison_rows(
     baseline: Mapping[str, float], this: Mapping[str, float]
 ) -> list[tuple[str, float, float, float]]:
-    """(figure, baseline, this, ratio) for each figure both have, in the baseline's order."""
+    """(figure, baseline, this, ratio) for each figure both have, in the baseline's order.
+    A baseline from before the run record has no recorded figure: this checkout's is then
+    also set against its unrecorded one (``RECORDED_VS_BEFORE``)."""
     found = ratios(baseline, this)
-    return [(key, baseline[key], this[key], found[key]) for key in found]
+    rows = [(key, baseline[key], this[key], found[key]) for key in found]
+    if RECORDED not in baseline and RECORDED in this and baseline.get(UNRECORDED):
+        before, now = baseline[UNRECORDED], this[RECORDED]
+        rows.append((RECORDED_VS_BEFORE, before, now, now / before))
+    return rows
+
+
+UNRECORDED = "agent_turns/s"
+RECORDED = "recorded_agent_turns/s"
+RECORDED_VS_BEFORE = "recorded vs baseline unrecorded"
+"""The row that sets a recorded run against a baseline that had no run record."""

@@ -61,6 +61,17 @@ def test_figures_leave_out_spreads_and_what_only_one_side_has() -> None:
     assert [row[0] for row in rows] == ["a", "z"]
 
 
+def test_a_baseline_from_before_the_run_record_is_set_against_the_recorded_figure() -> None:
+    before = {"agent_turns/s": 800.0}
+    rows = comparison_rows(before, {"agent_turns/s": 1000.0, "recorded_agent_turns/s": 600.0})
+    assert rows == [
+        ("agent_turns/s", 800.0, 1000.0, 1.25),
+        ("recorded vs baseline unrecorded", 800.0, 600.0, 0.75),
+    ]
+    both = {"agent_turns/s": 800.0, "recorded_agent_turns/s": 500.0}
+    assert [row[0] for row in comparison_rows(both, both)] == list(both)
+
+
 def test_a_saved_output_reads_from_its_last_json_line(tmp_path: Path) -> None:
     saved = tmp_path / "before.json"
     saved.write_text("header\n" + json.dumps({"engine": {"agent_turns/s": 10.0}}) + "\n")
