@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 import re
 
-from helpers import run
+from helpers import memories, run
 
 from engine.agents.prompt import char_budget
+from engine.agents.reply import repeat_key
 from engine.llm.fake import ScriptedBackend
-from engine.sim.prompting import build_prompt
+from engine.sim.prompting import build_prompt, recent_commands
 from engine.sim.run import make_thinkers
 from engine.sim.scheduler import Scheduler
 from engine.sim.simulation import Simulation
@@ -61,3 +62,18 @@ async def test_a_prompt_that_fits_hides_nothing(sim: Simulation) -> None:
     await _one_turn(sim)
     assert sim.minds["bo"].hidden_in_last_prompt == 0
     assert "not shown in the last prompt" not in run(sim, "Pat", "@memory-status Bo").text
+
+
+def test_recent_commands_are_the_last_ones_run_oldest_first(sim: Simulation) -> None:
+    bo = sim.character("Bo")
+    assert recent_commands(sim, bo, 3) == []
+    run(sim, "Pat", "go north")  # to Bo's yard: what Pat says there is Bo's memory too
+    for line in ["look", "think The anvil is cold.", "say Morning.", "emote nods.", "look"]:
+        run(sim, "Bo", line)
+        run(sim, "Pat", "say Hello, Bo.")  # others' speech between: not Bo's commands
+    assert sum("Pat says" in memory for memory in memories(sim, "Bo")) == 5
+    keys = [repeat_key(line) for line in ["say Morning.", "emote nods.", "look"]]
+    assert recent_commands(sim, bo, 3) == keys
+    assert recent_commands(sim, bo, 1) == keys[-1:]
+    assert recent_commands(sim, bo, 0) == []
+    assert len(recent_commands(sim, bo, 50)) == 5
