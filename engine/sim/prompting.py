@@ -8,11 +8,9 @@ memories it left out to fit, for ``@memory-status``; ``build_prompt`` only shows
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable
 from functools import lru_cache
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from engine.agents.command_grammar import CommandGrammar, RoomView, command_shapes, help_topics
@@ -33,8 +31,6 @@ if TYPE_CHECKING:
 CHARS_PER_TOKEN = 3.5
 """How the actor profile's token limits become characters (as ``char_budget``)."""
 
-_TEXT = attrgetter("text")
-_COMMAND = attrgetter("command")
 
 SUMMARY_SHARE = 4
 """A summary takes at most this part of the actor's context (less its reply), so the two
@@ -84,7 +80,7 @@ def prompt_parts(
         room_description=room.description,
         exits=list(room.exits),
         also_here=others,
-        memories=list(map(_TEXT, mind.tail[len(mind.tail) - shown :])),
+        memories=[memory.text for memory in mind.tail[len(mind.tail) - shown :]],
         recent_summary=summaries.recent.text if summaries.recent else "",
         longterm_summary=summaries.longterm.text if summaries.longterm else "",
         backlog=len(mind.tail) - shown,
@@ -140,10 +136,15 @@ _TITLE_STOPWORDS = frozenset(
 
 def recent_commands(sim: Simulation, character: Character, count: int) -> list[str]:
     """The repeat keys of the character's last ``count`` commands, oldest first."""
+    keys: list[str] = []
     if count <= 0:
-        return []
-    commands = filter(None, map(_COMMAND, reversed(sim.minds[character.id].tail)))
-    return [repeat_key(command) for command in itertools.islice(commands, count)][::-1]
+        return keys
+    for memory in reversed(sim.minds[character.id].tail):
+        if memory.command:
+            keys.append(repeat_key(memory.command))
+            if len(keys) == count:
+                break
+    return keys[::-1]
 
 
 def situation_words(texts: Iterable[str], limit: int = 32) -> tuple[str, ...]:
