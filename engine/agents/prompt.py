@@ -17,7 +17,6 @@ show (a compaction backlog, and those dropped to fit); it is part of what is fit
 from __future__ import annotations
 
 import bisect
-import contextlib
 import itertools
 import operator
 import re
@@ -126,12 +125,10 @@ def _memory_runs(memories: Sequence[str]) -> tuple[list[str], list[int]]:
     """``memory_lines``, and how many memories each line stands for."""
     found = list(map(_MEMORY_LINES.get, memories))  # one pass in C: most are known
     if None in found:
-        with contextlib.suppress(ValueError):  # the new ones (index() finds them in C)
-            at = found.index(None)
-            while True:
-                found[at] = _memory_line(memories[at])
-                at = found.index(None, at + 1)
-    lines = cast("list[str]", found)
+        lines = [line if line is not None else _memory_line(text)
+                 for line, text in zip(found, memories, strict=True)]  # fmt: skip
+    else:
+        lines = cast("list[str]", found)
     if "" not in lines and not any(map(operator.eq, lines, itertools.islice(lines, 1, None))):
         return lines, [1] * len(lines)  # the common case: no empty line, no run
     runs: list[str] = []
