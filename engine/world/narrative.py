@@ -51,7 +51,6 @@ def one_line(text: str, limit: int = MAX_TEXT) -> str:
 
 
 @lru_cache(maxsize=1024)
-@lru_cache(maxsize=1024)
 def moment_of(sim: str) -> datetime | None:
     """The world clock's reading ``sim`` as a datetime; None if it is not one."""
     try:
