@@ -352,8 +352,11 @@ def fit_prompt(parts: PromptParts, budget_chars: int | None = None) -> FittedPro
     ]
     notes = [f"- {one_line(title)}: {one_line(text)}".rstrip() for title, text in parts.notes]
     lines, counts = _memory_runs(parts.memories)
+    knowledge = [line for line in (_guard(one_line(k)) for k in parts.knowledge) if line]
+    while knowledge and knowledge[-1].startswith("#"):  # a heading with nothing under it
+        knowledge.pop()
     body = _Sections(
-        knowledge=[line for line in (_guard(one_line(k)) for k in parts.knowledge) if line],
+        knowledge=knowledge,
         notes=notes,
         longterm=_summary(parts.longterm_summary),
         recent=_summary(parts.recent_summary),
@@ -365,11 +368,7 @@ def fit_prompt(parts: PromptParts, budget_chars: int | None = None) -> FittedPro
     )
     hidden = 0
     lines = _lines(head, body, tail)
-    # Most prompts fit whole; _fit would then leave everything in (a knowledge heading
-    # with nothing under it, which it drops, aside), so it is only asked when needed.
-    if budget_chars is not None and (
-        _length(lines) > budget_chars or (body.knowledge and body.knowledge[-1].startswith("#"))
-    ):
+    if budget_chars is not None and _length(lines) > budget_chars:  # most prompts fit whole
         body, hidden = _fit(head, body, tail, budget_chars, counts, parts.backlog)
         lines = _lines(head, body, tail)
     return FittedPrompt("\n".join(lines), hidden)

@@ -528,6 +528,7 @@ def test_a_heading_with_nothing_under_it_is_left_out_even_when_all_fits() -> Non
                knowledge=["## Prior Knowledge Summary", "- K1", "## Relevant private notes"])  # fmt: skip
     roomy = render_prompt(parts, 100_000)
     assert roomy == HEAD + "## Prior Knowledge Summary\n- K1" + SITUATION
+    assert render_prompt(parts) == roomy  # with no budget too
 
 
 @given(parts_strategy, st.none() | st.integers(-10, 2000))
