@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Literal, NoReturn
 
 Kind = Literal["now", "token"]
@@ -87,18 +87,43 @@ def utc_iso() -> str:
 def utc_text(moment: float) -> str:
     """The POSIX time ``moment`` as ``utc_iso`` writes it; the text up to the seconds is
     made once a second (every memory of a busy room is stamped)."""
-    second = int(moment // 1)
-    micro = round((moment - second) * 1e6)
-    if micro == 1_000_000:
-        second, micro = second + 1, 0
-    kept = _second[0]  # read once: another thread may replace it
+    second, micro = _split(moment)
+    kept = _utc_second[0]  # read once: another thread may replace it
     if kept[0] != second:
-        kept = _second[0] = (second, datetime.fromtimestamp(second, UTC).isoformat()[:19])
+        kept = _utc_second[0] = (second, datetime.fromtimestamp(second, UTC).isoformat()[:19])
     return f"{kept[1]}.{micro:06d}Z"
 
 
-_second: list[tuple[int, str]] = [(-1, "")]
+def local_iso(moment: float) -> str:
+    """``datetime.fromtimestamp(moment).astimezone().isoformat()`` (a run record's event
+    time), the local zone's offset looked up once a minute (an offset changes only on a
+    minute's boundary) and the text up to the seconds made once a second."""
+    second, micro = _split(moment)
+    kept = _local_second[0]  # read once: another thread may replace it
+    if kept[0] != second:
+        minute = second // 60
+        cached, zone = _zone[0]
+        if minute != cached or zone is None:
+            zone = datetime.fromtimestamp(minute * 60).astimezone().tzinfo
+            _zone[0] = (minute, zone)
+        kept = _local_second[0] = (second, datetime.fromtimestamp(second, zone).isoformat())
+    shown = kept[1]  # YYYY-MM-DDTHH:MM:SS+HH:MM
+    return f"{shown[:19]}.{micro:06d}{shown[19:]}" if micro else shown
+
+
+def _split(moment: float) -> tuple[int, int]:
+    """``moment`` as whole seconds and microseconds (rounded, as ``datetime`` rounds)."""
+    second = int(moment // 1)
+    micro = round((moment - second) * 1e6)
+    return (second + 1, 0) if micro == 1_000_000 else (second, micro)
+
+
+_utc_second: list[tuple[int, str]] = [(-1, "")]
 """The second (since the epoch) last written by ``utc_text``, and its text."""
+_local_second: list[tuple[int, str]] = [(-1, "")]
+"""The same for ``local_iso``."""
+_zone: list[tuple[int, tzinfo | None]] = [(-1, None)]
+"""The minute (since the epoch) the local time zone was last looked up in, and its offset."""
 
 
 def token_hex(nbytes: int) -> str:

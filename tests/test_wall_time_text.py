@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import wallclock
-from engine.sim.recorder import local_iso
-from engine.wallclock import utc_text
+from engine.wallclock import local_iso, utc_text
 
 MOMENTS = st.floats(min_value=1e9, max_value=4e9, allow_nan=False, allow_infinity=False)
 

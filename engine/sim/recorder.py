@@ -30,7 +30,6 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Final
 
 from engine import wallclock
@@ -50,37 +49,9 @@ KIND_OF_ROLE: Mapping[str, str] = {"actor": "turn", "summarizer": "summary",
                                    "consolidator": "consolidation"}  # fmt: skip
 
 
-_ZONE: list[tuple[int, tzinfo | None]] = [(-1, None)]
-"""The minute (since the epoch) the local time zone was last looked up in, and its offset."""
-
-
 def local_now_iso() -> str:
-    """``datetime.now().astimezone().isoformat()``: an event's wall time (``local_iso``)."""
-    return local_iso(time.time())
-
-
-def local_iso(now: float) -> str:
-    """``datetime.fromtimestamp(now).astimezone().isoformat()``, the local zone's offset
-    looked up once a minute (an offset changes only on a minute's boundary) and the text
-    up to the seconds made once a second."""
-    second = int(now)
-    micro = round((now - second) * 1e6)
-    if micro == 1_000_000:
-        second, micro = second + 1, 0
-    kept = _SECOND[0]  # read once: another thread may replace it
-    if kept[0] != second:
-        minute = second // 60
-        cached, zone = _ZONE[0]
-        if minute != cached or zone is None:
-            zone = datetime.fromtimestamp(minute * 60).astimezone().tzinfo
-            _ZONE[0] = (minute, zone)
-        kept = _SECOND[0] = (second, datetime.fromtimestamp(second, zone).isoformat())
-    shown = kept[1]  # YYYY-MM-DDTHH:MM:SS+HH:MM
-    return f"{shown[:19]}.{micro:06d}{shown[19:]}" if micro else shown
-
-
-_SECOND: list[tuple[int, str]] = [(-1, "")]
-"""The second (since the epoch) last shown, and its text."""
+    """``datetime.now().astimezone().isoformat()``: an event's wall time."""
+    return wallclock.local_iso(time.time())
 
 
 def call_kind(request: LLMRequest) -> str:
