@@ -5,8 +5,9 @@ index kept per agent and changed item by item: when one of those sources changed
 bank's and the notes' stamps, the summaries' and skills' folders), only that source is
 read again and only the items that differ are updated (``Index.sync``). The files are
 looked at once as each turn begins (``prepare``); the turn's prompts (a re-ask builds
-one again) then use the index as it is, until the agent runs a command or the turn ends. Other agents'
-banks ("related agents") are looked at every ``RECHECK_EVERY`` sections.
+one again) then use the index as it is, until the agent runs a command or the turn
+ends. Other agents' banks ("related agents") are looked at about once a round
+(``RECHECK_EVERY``).
 
 Every turn's prompt gets a section chosen for the agent's situation within the actor
 profile's ``knowledge_tokens`` (``section``), ``recall`` answers from the same scorer,
