@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from engine.commands import Invocation, ParsedLine, Result, parse_line
 from engine.commands.helpers import join_names
+from engine.commands.parser import clean
 from engine.commands.result import failed
 from engine.errors import MudsimError
 from engine.memory.record import MemoryKind, utc_now
@@ -35,7 +36,11 @@ as they complete (``turn_taken``). Other changes (walking) are saved by the next
 
 
 def execute(sim: Simulation, character: Character, line: str) -> Result:
-    """Run one command line as ``character``; the result is also its memory."""
+    """Run one command line as ``character``; the result is also its memory. The line is
+    cleaned first (``engine.commands.parser.clean``: what parsing would drop anyway), so
+    what is recorded and replayed is what ran, and no undecodable byte of a command-line
+    argument (a lone surrogate) reaches a tape."""
+    line = clean(line)
     sim.recollection.look_again(character)  # a command may write what it brings to mind
     if sim.recorder is not None:
         sim.recorder.command(character.id, line, room=character.location,

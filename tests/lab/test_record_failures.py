@@ -30,6 +30,19 @@ def test_a_vault_whose_runs_cannot_be_made_runs_unrecorded(
     assert 'You say, "Hello"' in done.stdout
 
 
+def test_a_command_with_bytes_that_do_not_decode_is_run_and_recorded(
+    world_file: Path, tmp_path: Path
+) -> None:
+    vault = tmp_path / "vault"
+    done = mudsim("do", world_file, "--vault", vault, "say hi \udcff there")  # argv b"\xff"
+    assert done.returncode == 0, done.stderr
+    assert "internal error" not in done.stderr
+    assert 'You say, "hi  there"' in done.stdout  # the byte is dropped
+    (folder,) = runs(vault)
+    lines = [e.get("line") for e in read_tape(folder.folder / EVENTS) if e["kind"] == "input"]
+    assert lines == ["say hi  there"]  # what ran, as parsing cleaned it
+
+
 def test_a_tape_that_fails_mid_run_stops_the_record_not_the_run(
     world_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
