@@ -225,7 +225,9 @@ def check_layout(copy: Copy, world: World) -> None:
             continue
         rel = path.relative_to(copy.vault).as_posix()
         if rel in (".lock", "world/world.yaml", "world/clock.json") or re.fullmatch(
-            r"config/(llm|memory_compaction|ai_defaults|limits|record|accounts|bans)\.md", rel
+            r"config/(llm|memory_compaction|ai_defaults|limits|record|accounts|bans)\.md"
+            r"|logs/(mudsim\.log|accounts\.lock|bans\.lock)",
+            rel,
         ):
             continue
         if rel.startswith("chronicle/"):
