@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -203,10 +204,8 @@ def main() -> int:
         print(f"mudsim benchmarks: median of {REPEATS} repeats; python "
               f"{sys.version.split()[0]}, {os.cpu_count()} cores")  # fmt: skip
     for name in names:
-        if name == "engine" and args.turns:
-            results[name] = bench_engine(args.turns)
-            continue
-        results[name] = BENCHMARKS[name]()
+        engine_turns = name == "engine" and args.turns
+        results[name] = bench_engine(args.turns) if engine_turns else BENCHMARKS[name]()
         if not args.json:
             _print_figures(name, results[name])
     print(json.dumps(results))
@@ -256,7 +255,10 @@ def engine_once(tree: Path, repeats: int, turns: int | None) -> dict[str, float]
     )  # fmt: skip
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
-        raise BaselineError(f"its engine bench failed in {tree}: {last}")
+        missing = re.search(r"No module named '([\w.]+)'", last)
+        hint = (f" (it runs in this environment: pip install {missing[1].split('.')[0]}, or"
+                " what that commit's pyproject.toml lists)") if missing else ""  # fmt: skip
+        raise BaselineError(f"its engine bench failed in {tree}: {last}{hint}")
     return figures_of(done.stdout)
 
 

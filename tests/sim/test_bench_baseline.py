@@ -111,3 +111,27 @@ def test_a_baseline_that_is_neither_a_file_nor_a_commit_is_one_line(tmp_path: Pa
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
     assert "neither a saved JSON file nor a commit" in done.stderr
+
+
+def test_the_engine_bench_model_never_makes_a_turn_ask_twice() -> None:
+    # 12 turns: two rounds of its script; a model that said the same line each round
+    # would be asked again by the speech check, and the bench would time two asks a turn
+    done = _bench("--turns", "12", "--json")
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])["engine"]
+    assert figures["asks_per_turn"] == 1.0
+    assert figures["agent_turns/s"] > 0
+
+
+def test_a_baseline_whose_bench_needs_a_missing_module_says_what_to_install(
+    tmp_path: Path,
+) -> None:
+    from bench import engine_once
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "bench_common.py").write_text("REPEATS = 5\n")
+    (scripts / "bench_llm.py").write_text("import mudsim_no_such_module.part\n")
+    with pytest.raises(BaselineError, match=r"No module named 'mudsim_no_such_module'.*"
+                       r"pip install mudsim_no_such_module"):  # fmt: skip
+        engine_once(tmp_path, 1, None)
