@@ -26,7 +26,12 @@ from engine.sim.scheduler import Scheduler
 from engine.sim.simulation import Simulation
 
 SCRIPT = ("look", "say {saying}", "go east", "go west", "emote {gesture}", "think Quiet today.")
-SAYINGS = ("Hello, everyone.", "Good morning to you.", "Quiet here today.", "Anyone seen the smith?")
+SAYINGS = (
+    "Hello, everyone.",
+    "Good morning to you.",
+    "Quiet here today.",
+    "Anyone seen the smith?",
+)
 GESTURES = ("nods.", "smiles.", "waves.", "yawns.")
 """Each round of ``SCRIPT`` says and does the next of these: the speech check asks again
 when an agent repeats one of its last five speech lines word for word, which a model

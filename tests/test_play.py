@@ -250,8 +250,10 @@ def test_end_of_input_stops_real_time_agents_with_the_journal_intact(
     assert any(m["kind"] == "result" for m in _journal(vault_dir, "Ada"))
     # the agents think every 0.2 s: input may end between two turns (nothing to say) or
     # during one, when the one line says what is waited for; nothing else is said
-    stop = (r"mudsim: stopping: waiting at most 30 s for [^\n]+ in progress"
-            r"(; [^\n]+ left for the next run)? \(Ctrl-C again to stop at once\)\n")
+    stop = (
+        r"mudsim: stopping: waiting at most 30 s for [^\n]+ in progress"
+        r"(; [^\n]+ left for the next run)? \(Ctrl-C again to stop at once\)\n"
+    )
     assert re.fullmatch(f"({stop})?", err), err
 
 
