@@ -33,10 +33,10 @@ SAYINGS = (
     "Anyone seen the smith?",
 )
 GESTURES = ("nods.", "smiles.", "waves.", "yawns.")
-"""Each round of ``SCRIPT`` says and does the next of these: the speech check asks again
-when an agent repeats one of its last five speech lines word for word, which a model
-doing so every round of six would make the bench measure as well (1.47 asks a turn
-where the engine before the speech check measured one)."""
+"""Each round of ``SCRIPT`` says and does the next of these. The speech check asks again
+when an agent repeats one of its last five speech lines word for word: a script that
+said the same lines every round made 1.47 asks a turn, where the engine before the
+speech check made one (``asks_per_turn``)."""
 T = TypeVar("T")
 
 
