@@ -135,3 +135,12 @@ def test_a_baseline_whose_bench_needs_a_missing_module_says_what_to_install(
     with pytest.raises(BaselineError, match=r"No module named 'mudsim_no_such_module'.*"
                        r"pip install mudsim_no_such_module"):  # fmt: skip
         engine_once(tmp_path, 1, None)
+
+
+def test_the_engine_bench_with_a_turn_count_prints_its_figures() -> None:
+    done = _bench("--turns", "1")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split()[:2] for line in done.stdout.splitlines()]
+    assert ["engine", "agent_turns/s"] in rows
+    assert ["engine", "asks_per_turn"] in rows
+    assert json.loads(done.stdout.strip().splitlines()[-1])["engine"]["agent_turns/s"] > 0
