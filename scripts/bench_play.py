@@ -128,6 +128,7 @@ class TurnLog:
         instructions = Instructions.of(instruction_lines(prompt))
         argument = parsed.args if parsed else ""
         recent_speech = self.speech[turn.agent]
+        noise_check = thinker.noise_check if thinker else False  # (on for the embedded model)
         verdict = judge_turn(
             verb if turn.command else None,
             argument,
@@ -136,10 +137,12 @@ class TurnLog:
             recent_keys=self.keys[turn.agent],
             instructions=instructions,
             recent_speech=recent_speech,
+            noise_check=noise_check,
         )
         speech = None
         if turn.command and verb in SPEECH_VERBS:
-            speech = check_speech(argument, instructions, recent_speech).why
+            speech = check_speech(argument, instructions, recent_speech,
+                                  noise_check=noise_check).why  # fmt: skip
             recent_speech.append(argument)
         if key is not None:
             self.keys[turn.agent].append(key)

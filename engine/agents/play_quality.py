@@ -10,10 +10,12 @@ agent's last three commands, for a ``note``, has a title made of words, and for 
   it (``say 2111242232``, ``emote ...``).
 - A repeat: the same command (its verb and arguments, whatever the reason or case) as
   one of the agent's last ``RECENT_COMMANDS`` commands.
-- Speech that is not language: prompt markup or headings, text copied from the
-  prompt's instructions, fewer than 80% dictionary words, or one of the agent's last
-  five speech lines again (the verdict is ``speech <reason>``: ``speech markup``,
-  ``speech copied``, ``speech not words``, ``speech repeat``).
+- Speech that is not speech: prompt markup or headings (or a chat template's), text
+  copied from the prompt's instructions, one of the agent's last five speech lines
+  again, and with ``noise_check`` (the embedded model) fewer than 80% English dictionary
+  words or one word over and over (the verdict is ``speech <reason>``: ``speech empty``,
+  ``speech markup``, ``speech copied``, ``speech not words``, ``speech stutter``,
+  ``speech repeat``).
 - A word is a run of letters (any script) of which, in the Latin alphabet, at least one
   is a vowel: ``Kettle``, ``Café``, ``日本`` are words; ``2111242232``, ``xzk``, ``--`` are not.
 """
@@ -74,6 +76,7 @@ def judge_turn(
     recent_keys: Sequence[str],
     instructions: Instructions | Iterable[str] = (),
     recent_speech: Sequence[str] = (),
+    noise_check: bool = False,
 ) -> Verdict:
     """Judge one turn.
 
@@ -81,7 +84,9 @@ def judge_turn(
     ``ok``: the command succeeded; ``key``: its repeat key; ``recent_keys``: the repeat
     keys of the agent's earlier commands, oldest first; ``instructions``: the turn's
     prompt instructions (``speech_check.instruction_lines``) and ``recent_speech``: the
-    agent's earlier ``say``/``emote`` texts, oldest first, for the speech check.
+    agent's earlier ``say``/``emote`` texts, oldest first, for the speech check;
+    ``noise_check``: the model is known to write noise (the embedded model,
+    ``Thinker.noise_check``), so speech must also be English words.
     """
     if verb is None:
         return Verdict(False, "skipped")
@@ -96,7 +101,7 @@ def judge_turn(
         if not has_words(body if arrow else argument):
             return Verdict(False, "no-op")
     if verb in SPEECH_VERBS:
-        speech = check_speech(argument, instructions, recent_speech)
+        speech = check_speech(argument, instructions, recent_speech, noise_check=noise_check)
         if not speech.passes:
             return Verdict(False, f"speech {speech.why}")
     if key is not None and key in recent_keys[-RECENT_COMMANDS:]:

@@ -9,9 +9,11 @@ agent "pauses, deep in thought..." at that moment (ambient, never remembered).
   prompt (a cue, six words in a row of the transcript), is rejected and the LLM asked
   again, at most twice; the third answer runs even so. Rejected replies leave no
   memory.
-- A ``say`` or ``emote`` that is not language (``engine.agents.speech_check``: the
-  prompt's markup, its instructions copied, not mostly words, one of the agent's last
-  five speech lines) is rejected and the LLM asked once more; if that answer fails too
+- A ``say`` or ``emote`` that is not speech (``engine.agents.speech_check``: the
+  prompt's markup or a chat template's, its instructions copied, one of the agent's last
+  five speech lines; and, with ``noise_check``, for a backend known to write noise (the
+  embedded model), not mostly English words or one word over and over) is rejected and
+  the LLM asked once more; if that answer fails too
   (or no ask is left), the turn runs a fallback instead: the first of the prompt's own
   example moves that is not speech and not a recent command, else ``look``. It is as
   deterministic as the answers, so a replay takes the same path.
@@ -106,6 +108,10 @@ class Thinker:
     """What a valid command looks like now (for backends that constrain decoding)."""
     constrain: bool | None = None
     """The actor profile's ``constrain`` (None: the backend's default)."""
+    noise_check: bool = False
+    """The model is known to write noise (the embedded model: ``Simulation.embedded``):
+    its speech must also be mostly English dictionary words and not stutter. Off, the
+    speech check passes good speech in any language, with names, codes and chat signs."""
     last_key: str | None = None
     recent_keys: list[str] = field(default_factory=list)
     """Repeat keys of the last ``RECENT_COMMANDS`` commands run (``last_key`` is the newest)."""
@@ -208,7 +214,10 @@ class Thinker:
         if speech is None:
             return True
         instructions = prompt_instructions(self.last_prompt or "")
-        return check_speech(speech[1], instructions, self.recent_speech).passes
+        verdict = check_speech(
+            speech[1], instructions, self.recent_speech, noise_check=self.noise_check
+        )
+        return verdict.passes
 
     def fallback(self) -> str:
         """What a turn runs when the model's speech failed: the first example move in the

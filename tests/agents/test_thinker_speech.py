@@ -1,11 +1,21 @@
-"""A say or emote that is not language: asked once more, then the thinker's fallback."""
+"""A say or emote that is not speech: asked once more, then the thinker's fallback.
+
+The noise check (English words, no stutter) is the embedded model's only: an agent that
+thinks with a served model (Ollama, here the loopback stub) is heard in any words."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
 
 from engine.agents.prompt import PromptParts, render_prompt
 from engine.agents.thinker import FALLBACK, MAX_ASKS, Thinker
 from engine.commands.result import Result, done
 from engine.llm.fake import ScriptedBackend
+from engine.llm.stub_server import StubOllama
+from engine.sim.run import RunOptions, connect, make_thinkers
+from engine.sim.simulation import Simulation
 
 PROMPT = render_prompt(
     PromptParts(
@@ -63,7 +73,7 @@ async def test_bad_speech_is_asked_again_once() -> None:
 async def test_bad_speech_twice_runs_the_first_example_that_is_not_speech() -> None:
     garden = _Garden()
     llm = ScriptedBackend(["emote ampersanag an armchair. эта острона.", "say Exits: north"])
-    turn = await garden.thinker().take_turn(llm)
+    turn = await garden.thinker(noise_check=True).take_turn(llm)
     assert turn.fell_back
     assert turn.command == "examine a stone bench"
     assert turn.asks == 2
@@ -93,8 +103,67 @@ async def test_saying_the_same_again_is_asked_again() -> None:
 async def test_bad_speech_on_the_last_ask_falls_back() -> None:
     garden = _Garden()
     thinker = garden.thinker(last_key="look", recent_keys=["look"])
-    llm = ScriptedBackend(["look", "look", "say xqzt vrrk plonf"])
+    llm = ScriptedBackend(["look", "look", "say Exits: north"])
     turn = await thinker.take_turn(llm)
     assert turn.asks == MAX_ASKS
     assert turn.fell_back
     assert turn.command == "examine a stone bench"
+
+
+NOT_ENGLISH = (
+    "say hello tok-00001",
+    "say Guten Morgen, wie geht es dir heute?",
+    "say ¿Dónde está la biblioteca?",
+    "say 我们去花园吧",
+    "say lol ok brb",
+    "emote hands Eliza the key to room #4 *sigh*",
+)
+
+
+@pytest.mark.parametrize("line", NOT_ENGLISH)
+async def test_good_speech_in_any_words_runs_at_once_unless_the_model_writes_noise(
+    line: str,
+) -> None:
+    garden = _Garden()
+    turn = await garden.thinker().take_turn(ScriptedBackend([line]))
+    assert (turn.command, turn.asks, turn.fell_back) == (line, 1, False)
+    assert garden.ran == [line]
+
+
+async def test_the_embedded_model_s_noise_is_still_asked_again() -> None:
+    garden = _Garden()
+    llm = ScriptedBackend(["say xqzt vrrk plonf", "say the the the the the the"])
+    turn = await garden.thinker(noise_check=True).take_turn(llm)
+    assert turn.fell_back
+    assert turn.command == "examine a stone bench"
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+async def test_an_ollama_agent_is_heard_saying_hello_tok_00001(
+    vault_dir: Path, world_file: Path, embedded: bool
+) -> None:
+    sim = Simulation.open(vault_dir, world_file)
+    with StubOllama(replies=["say hello tok-00001"], models=["tiny"]) as stub:
+        options = RunOptions(world_file, vault_dir, stub.url, "tiny", seed=1)
+        dispatcher, models = await connect(sim, options, {})
+        try:
+            assert sim.embedded is False  # a served model
+            sim.embedded = embedded  # as the embedded model would set it
+            thinkers = make_thinkers(sim, models)
+            ada = next(t for t in thinkers.values() if t.name == "Ada")
+            assert ada.noise_check is embedded
+            heard: list[str] = []
+            sim.listeners.append(lambda event: heard.append(event.text))
+            turn = await ada.take_turn(dispatcher)
+        finally:
+            await sim.supervisor.aclose()
+            await dispatcher.aclose(grace=1.0)
+            sim.close()
+    if embedded:
+        assert turn.fell_back
+        assert turn.command != "say hello tok-00001"
+        return
+    assert (turn.command, turn.fell_back, turn.asks) == ("say hello tok-00001", False, 1)
+    assert turn.result is not None
+    assert turn.result.ok
+    assert 'Ada says, "hello tok-00001"' in heard  # the room hears her
