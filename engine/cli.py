@@ -323,7 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.set_defaults(run=world_apply)
     sub = verb(
         "status",
-        "Show every character's memory status (reads the vault without taking it).",
+        "Show every character's memory status (reads the vault without taking it; an "
+        "in_flight mark no live process holds the vault for is called stale).",
         world=False,
         character=False,
     )
@@ -385,8 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.set_defaults(run=agent_new)
     sub = verb(
         "repair",
-        "Make each character's memory state agree with what its journal holds; say what "
-        "changed (what it removes is kept in agents/NAME/repair-UTC/).",
+        "Make each character's memory state agree with what its journal holds, and clear "
+        "an in_flight mark a killed process left; say what changed (what it removes is kept "
+        "in agents/NAME/repair-UTC/).",
         world=False,
         character=False,
     )

@@ -76,6 +76,9 @@ class LLMError(MudsimError):
     """Which endpoint the last attempt went to (the dispatcher sets it)."""
     retries = 0
     """Attempts before the last (the dispatcher sets it)."""
+    memory_wait = 0.0
+    """Seconds it waited in the dispatcher's queue while urgent compactions went first
+    (the dispatcher sets it; ``Generation.memory_wait``)."""
 
 
 class LLMUnavailableError(LLMError):

@@ -83,6 +83,11 @@ class Generation:
     """Which endpoint answered (the dispatcher says)."""
     retries: int = 0
     """Attempts before the one that answered (the dispatcher says)."""
+    memory_wait: float = 0.0
+    """Seconds a turn's call (``Priority.TURN``) waited in the dispatcher's queue, all its
+    attempts together, when urgent requests (compactions of characters whose memory is behind) went before it
+    while it waited; 0 when none did (the dispatcher says; a replay's tape serves the
+    recorded figure). A turn's is what it waited for memory (``held_for_memory``)."""
 
     @property
     def truncated(self) -> bool:

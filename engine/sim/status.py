@@ -1,10 +1,15 @@
 """``mudsim status``: every character's memory status, read from a vault without its lock.
 
 It reads the committed summaries (which fix the boundary), what the running process
-last recorded (``memory-state.json``: in flight, failures) and the journal's count M,
+last recorded (``memory-state.json``: in flight, failures, waits for memory, what the
+last turn prompt left out to fit ``num_ctx``) and the
+journal's count M,
 read backwards from its end through the memories not yet summarized (checked as a load
 checks them), so it works while another process owns the vault and does not grow with
-the journal. ``read_clock`` reads the world clock's saved reading the same way.
+the journal. An ``in_flight`` mark is believed only while a live process holds the
+vault's lock (``engine.vault.lock.owned``); with none, a killed process left it, and it
+is reported as stale (``in_flight_stale``; the next process to take the vault clears
+it). ``read_clock`` reads the world clock's saved reading the same way.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from engine.memory.status import MemoryStatus
 from engine.memory.waterfall import Windows
 from engine.vault.journal import read_tail
 from engine.vault.knowledge_store import KnowledgeStore
+from engine.vault.lock import owned
 from engine.vault.repair import check_journal_covers
 from engine.vault.vault import Vault
 from engine.vault.world_store import load_clock
@@ -34,6 +40,7 @@ def read_status(vault_dir: Path, agent: str | None = None) -> list[MemoryStatus]
     world = vault.load_world()
     defaults = vault.settings().memory_compaction
     characters = world.characters_named(agent)
+    owner: bool | None = None  # asked once, and only when a mark needs it
     statuses = []
     for character in characters:
         state = vault.read_state(character.folder)
@@ -44,6 +51,9 @@ def read_status(vault_dir: Path, agent: str | None = None) -> list[MemoryStatus]
         summaries = vault.summaries(character.folder).load()
         memories = _count_lines(vault.journal_path(character.folder), summaries.boundary)
         check_journal_covers(vault, character, memories, summaries, state)
+        if state.in_flight and owner is None:
+            owner = owned(vault_dir) is not False  # (unknown: believe the mark)
+        stale = state.in_flight and not owner
         statuses.append(
             MemoryStatus(
                 name=character.name,
@@ -51,11 +61,19 @@ def read_status(vault_dir: Path, agent: str | None = None) -> list[MemoryStatus]
                 memories=memories,
                 boundary=summaries.boundary,
                 windows=windows,
-                in_flight=state.in_flight,
+                in_flight=state.in_flight and not stale,
+                in_flight_stale=stale,
                 failures=state.failures,
                 last_error=state.last_error,
                 held_turns=state.held_for_memory.turns,
                 held_seconds=state.held_for_memory.seconds,
+                queued_turns=state.held_for_memory.queued_turns,
+                queued_seconds=state.held_for_memory.queued_seconds,
+                hidden_in_last_prompt=state.last_prompt.hidden if state.last_prompt else None,
+                cut_in_last_prompt=tuple(state.last_prompt.cut) if state.last_prompt else (),
+                dropped_from_last_prompt=tuple(state.last_prompt.dropped)
+                if state.last_prompt
+                else (),
                 short_term=summary_info(summaries.recent),
                 long_term=summary_info(summaries.longterm),
                 knowledge=knowledge_info(

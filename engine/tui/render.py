@@ -142,27 +142,37 @@ class MemoryHold:
     behind: Sequence[str]
     """Who holds them: characters whose memory is too far behind."""
     turns: int
-    """Turns that waited for memory in all (the vault's ``held_for_memory``)."""
+    """Turns held at the gate in all (the vault's ``held_for_memory``)."""
     seconds: float
+    queued_turns: int = 0
+    """Turns whose calls queued behind urgent compactions in all (``held_for_memory``)."""
+    queued_seconds: float = 0.0
 
 
 def memory_hold(sim: Simulation) -> MemoryHold:
-    """What the simulation's memory gate holds now, and what it held in all."""
+    """What the simulation's memory gate holds now, and what memory held in all."""
     gate = sim.memory_gate
     minds = sim.minds.values()
     return MemoryHold(gate.waiting, [m.character.name for m in gate.lagging()],
-                      sum(m.held_turns for m in minds), sum(m.held_seconds for m in minds))  # fmt: skip
+                      sum(m.held_turns for m in minds), sum(m.held_seconds for m in minds),
+                      sum(m.queued_turns for m in minds),
+                      sum(m.queued_seconds for m in minds))  # fmt: skip
 
 
 def memory_hold_lines(hold: MemoryHold | None) -> list[str]:
-    """Nothing while memory keeps up; else what waits, for whom, and so far."""
-    if hold is None or not (hold.waiting or hold.turns or hold.behind):
+    """Nothing while memory keeps up; else what waits, for whom, and so far (held at the
+    gate, then queued behind urgent compactions)."""
+    if hold is None or not (hold.waiting or hold.turns or hold.behind or hold.queued_turns):
         return []
     lines = []
     if hold.waiting or hold.behind:
         who = ", ".join(hold.behind) or "-"
         lines.append(f"Held for memory: {counted(hold.waiting, 'turn', 'turns')} (behind: {who})")
-    lines.append(f"Memory holds: {counted(hold.turns, 'turn', 'turns')}, {hold.seconds:.1f} s")
+    line = f"Memory holds: {counted(hold.turns, 'turn', 'turns')}, {hold.seconds:.1f} s"
+    if hold.queued_turns:
+        line += (f"; queued: {counted(hold.queued_turns, 'turn', 'turns')}, "
+                 f"{hold.queued_seconds:.1f} s")  # fmt: skip
+    lines.append(line)
     return lines
 
 

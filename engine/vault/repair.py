@@ -12,6 +12,8 @@ makes each character's state agree with what its journal really holds:
   files covering memories past the new boundary go too. The compactions simply run
   again over what lies past the new boundary.
 - ``memory-state.json`` is rewritten (memories M, the new boundary, not in flight).
+- an ``in_flight`` mark a killed process left in ``memory-state.json`` is cleared (as
+  every process that takes the vault clears it: ``Vault.lock``), and the report says so.
 
 Nothing is deleted: every file removed or replaced is moved (or copied) into
 ``agents/<Name>/repair-<UTC>/`` first, and the report says so. Repair takes the lock.
@@ -102,6 +104,14 @@ def check_journal_covers(
     )
 
 
+STALE_LINE = (
+    "{name}: in_flight was left true in memory-state.json by a process that is gone "
+    "(killed mid-compaction?); cleared (what it had not committed is done again when due)"
+)
+"""What ``repair`` says of a character whose stale ``in_flight`` mark it cleared."""
+NOTHING = "nothing to repair"
+
+
 def repair_vault(
     vault_dir: Path,
     agent: str | None,
@@ -120,8 +130,14 @@ def repair_vault(
         world = vault.load_world(warn=warn or report.append)
         characters = world.characters_named(agent)
         stamp = f"repair-{(now or datetime.now(UTC)).astimezone(UTC):%Y%m%d-%H%M%S}Z"
+        stale = set(vault.stale_in_flight)  # cleared as the lock was taken
         for character in characters:
-            report.extend(_repair_character(vault, character, stamp, warn or report.append))
+            lines = _repair_character(vault, character, stamp, warn or report.append)
+            if character.folder in stale:  # said first; it was the only thing wrong?
+                lines = [STALE_LINE.format(name=character.name)] + (
+                    [] if NOTHING in lines[0] else lines
+                )
+            report.extend(lines)
     finally:
         lock.release()
     return report
@@ -137,7 +153,7 @@ def _repair_character(
     state = vault.read_state(folder)
     plan = plan_rollback(memories, summaries, store.history())
     if plan is None and state.boundary <= memories and state.memories <= memories:
-        return [f"{name}: nothing to repair ({memories} memories, boundary {summaries.boundary})"]
+        return [f"{name}: {NOTHING} ({memories} memories, boundary {summaries.boundary})"]
     boundary = summaries.boundary if plan is None else plan.boundary
     lines = [
         f"{name}: the journal holds {memories} memories; the summaries covered up to "
