@@ -31,6 +31,7 @@ from engine.memory.dream import NOTE_TITLE, dream_prompt, montage, sample_fragme
 from engine.memory.secrets import redact
 from engine.memory.summary_grammar import summary_constraint, unwrap_summary
 from engine.memory.summary_quality import judge_summary
+from engine.memory.tokens import counter_of, prompt_room
 from engine.vault.knowledge_store import KnowledgeStore
 from engine.vault.vault import Vault
 from engine.world.clock import format_reading, parse_reading
@@ -38,6 +39,8 @@ from engine.world.clock import format_reading, parse_reading
 ASKS: Final = 2
 RECENT: Final = 12
 """The newest memories a dream draws from."""
+DREAM_REPLY: Final = 400
+"""The reply a dream's prompt leaves room for when the options set no ``num_predict``."""
 
 _log = logging.getLogger("mudsim.knowledge")
 
@@ -111,8 +114,10 @@ class Dreams:
         fragments = self._fragments(mind)
         seed = self._seed(mind)
         text, by_model = None, False
-        if self.llm is not None:
-            text = await self._ask(mind, dream_prompt(mind.character.name, fragments))
+        if self.llm is not None:  # fitted to the consolidator's context, as its model counts
+            room = prompt_room(self.options, default_reply=DREAM_REPLY)
+            prompt = dream_prompt(mind.character.name, fragments, room, counter_of(self.llm))
+            text = await self._ask(mind, prompt)
             by_model = text is not None
         self._keep(mind, text or montage(fragments, seed), by_model=by_model)
 

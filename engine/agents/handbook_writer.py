@@ -43,6 +43,7 @@ from engine.memory.json_reply import ReplyUnparseable
 from engine.memory.knowledge import Entry, Stamp
 from engine.memory.knowledge_view import bank_digest
 from engine.memory.record import utc_now
+from engine.memory.tokens import counter_of, prompt_room
 from engine.vault.handbook_store import HandbookState, HandbookStore
 from engine.vault.knowledge_store import KnowledgeStore, PassRecord
 
@@ -50,8 +51,8 @@ HandbookMethod = Literal["llm", "rules", "auto"]
 ASKS: Final = 2
 """The model is asked once more when its reply is not a usable handbook."""
 REPLY_TOKENS: Final = 3_000
-"""``num_predict`` of a handbook call at least (the consolidator's is for a short list)."""
-CHARS_PER_TOKEN: Final = 3
+"""``num_predict`` of a handbook call at least (the consolidator's is for a short list),
+but never more than half its ``num_ctx``: the prompt needs the rest."""
 
 _log = logging.getLogger("mudsim.knowledge")
 
@@ -192,11 +193,12 @@ class HandbookWriter:
         existing: Handbook | None,
     ) -> Handbook:  # fmt: skip
         assert self.llm is not None
-        options = {**self.options}
-        options["num_predict"] = max(int(options.get("num_predict", 0)), REPLY_TOKENS)
-        window = int(options.get("num_ctx", 8192))
-        budget = max(4_000, (window - options["num_predict"]) * CHARS_PER_TOKEN)
-        prompt = handbook_prompt(mind.character.name, mode, records, existing, budget)
+        options = {"num_ctx": 8192, **self.options}
+        longest = min(REPLY_TOKENS, int(options["num_ctx"]) // 2)
+        options["num_predict"] = max(int(options.get("num_predict", 0)), longest)
+        budget = prompt_room(options) or 0  # in tokens, as its model counts them
+        prompt = handbook_prompt(mind.character.name, mode, records, existing, budget,
+                                 counter_of(self.llm))  # fmt: skip
         request = LLMRequest(
             prompt=lambda: prompt,
             model=self.models.get(mind.character.id, ""),

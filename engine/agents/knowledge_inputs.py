@@ -23,11 +23,15 @@ from engine.agents.memory import MemoryStream
 from engine.memory.knowledge_prompts import extraction_prompt
 from engine.memory.record import MemoryRecord
 from engine.memory.secrets import redact as redact_text
+from engine.memory.tokens import CHARACTERS, TokenCounter, cut_text, fits
 from engine.vault.journal_reader import read_tail
 from engine.vault.notes import NoteStore
 
 LINES_PER_PARTNER: Final = 20
 LINE_CHARS: Final = 500
+PART_SHARE: Final = 1 / 8
+"""Over its budget, no memory, summary or line of talk takes more of the extraction
+prompt than this (it is cut to it)."""
 TALK_SCANNED: Final = 4_000
 """Conversations come from at most the newest this many memories (a first pass over a
 long journal would otherwise read all of it for 20 lines a partner)."""
@@ -108,9 +112,15 @@ def conversations(
     return {p: said[-LINES_PER_PARTNER:] for p, said in lines.items()}
 
 
-def fit_extraction(name: str, now: str, inputs: PassInputs, chars: int) -> str:
-    """The extraction prompt within ``chars``: the oldest memories go first, then the
-    oldest conversation lines, then the summaries; notes are cut last, at their ends."""
+def fit_extraction(
+    name: str, now: str, inputs: PassInputs, budget: int, counter: TokenCounter = CHARACTERS
+) -> str:
+    """The extraction prompt within ``budget`` as ``counter`` counts it (the
+    consolidator's tokens; ``CHARACTERS``: characters). Over it, every memory, summary
+    and line of talk longer than ``PART_SHARE`` of the budget is cut to it first; then
+    the oldest memories go, then the oldest conversation lines, then the summaries;
+    notes are cut last, at their ends, and to nothing if need be. Only the instructions
+    are never cut."""
     recent, summaries = list(inputs.recent), list(inputs.summaries)
     talk = {p: list(lines) for p, lines in inputs.conversations.items()}
     notes = list(inputs.notes)
@@ -119,19 +129,36 @@ def fit_extraction(name: str, now: str, inputs: PassInputs, chars: int) -> str:
         return extraction_prompt(name, now, notes, [t for _, t in summaries], recent, talk)
 
     prompt = render()
-    while len(prompt) > chars:
+    if fits(prompt, budget, counter):
+        return prompt
+    part = max(1, int(budget * PART_SHARE))
+
+    def capped(text: str) -> str:
+        return cut_text(text, part, counter)
+
+    recent = [capped(m) for m in recent]
+    summaries = [(file, capped(text)) for file, text in summaries]
+    talk = {p: [capped(line) for line in lines] for p, lines in talk.items()}
+    prompt = render()
+    while not fits(prompt, budget, counter):
         if recent:
             del recent[: max(1, len(recent) // 4)]
         elif any(talk.values()):
             longest = max(talk, key=lambda p: len(talk[p]))
-            del talk[longest][0]
+            del talk[longest][: max(1, len(talk[longest]) // 4)]
         elif summaries:
             del summaries[0]
         elif notes and any(len(body) > 200 for _, body in notes):
             i = max(range(len(notes)), key=lambda n: len(notes[n][1]))
             title, body = notes[i]
             notes[i] = (title, body[: len(body) * 3 // 4] + " (cut)")
+        elif notes and any(body for _, body in notes):
+            excess = counter.count(prompt) - budget
+            notes = [(title, cut_text(body, counter.count(body) - excess, counter))
+                     for title, body in notes]  # fmt: skip
+            if not fits(render(), budget, counter):
+                notes = [(cut_text(title, part, counter), "") for title, _ in notes]
         else:
-            break
+            break  # the instructions alone are over the budget
         prompt = render()
     return prompt

@@ -41,6 +41,7 @@ from engine.llm.request import LLMRequest, Priority
 from engine.memory.constraint import Constraint
 from engine.memory.knowledge import Stamp
 from engine.memory.record import utc_now
+from engine.memory.tokens import counter_of
 from engine.vault.knowledge_store import KnowledgeStore, PassRecord, UndoOutcome
 from engine.vault.vault import Vault
 
@@ -290,7 +291,8 @@ class KnowledgePasses:
         try:
             found, from_notes = await extract(self._asker(worker), mind.character.name,
                                               started.sim, inputs, self.options,
-                                              allow_fiction=self.vault.fiction_secrets)  # fmt: skip
+                                              allow_fiction=self.vault.fiction_secrets,
+                                              tokens=counter_of(self.llm))  # fmt: skip
             candidates = found + from_notes
             bank = store.load()  # a corrupt bank: the pass fails, the file stays
         except (PassFailed, LLMError, VaultError) as exc:
@@ -299,7 +301,8 @@ class KnowledgePasses:
         crash_point("knowledge-between-phases")
         made = await changes(self._asker(worker), mind.character.name, bank, candidates,
                              from_notes, pass_id, inputs, clock=self.clock,
-                             options=self.options, context_tokens=self.context_tokens)  # fmt: skip
+                             options=self.options, context_tokens=self.context_tokens,
+                             tokens=counter_of(self.llm))  # fmt: skip
         applied, tier, fallback, cap = made.applied, made.tier, made.fallback, made.cap
         counts: dict[str, int] = {}
         for change in applied.changes:

@@ -10,8 +10,9 @@ along with the pass's record and its worker's bookkeeping.
   (``consolidate``), the notes kept, no growth at HEAVY_CUT; consolidation that fails
   falls back to adding every candidate.
 
-Each call's prompt is fitted to the consolidator's ``num_ctx`` (``prompt_chars``) and
-asked again once (``ASKS``) when its reply does not parse.
+Each call's prompt is fitted to the consolidator's ``num_ctx`` less its reply
+(``prompt_tokens``), counted as its model counts (``engine.memory.tokens``), and asked
+again once (``ASKS``) when its reply does not parse.
 """
 
 from __future__ import annotations
@@ -50,13 +51,15 @@ from engine.memory.knowledge_prompts import (
 )
 from engine.memory.record import utc_now
 from engine.memory.secrets import redact
+from engine.memory.tokens import ESTIMATE, TokenCounter, cut_text, fits, prompt_room
 from engine.vault.knowledge_store import PassRecord
 from engine.vault.vault import Vault
 
 ASKS: Final = 2
 """Each call is asked once more when its reply does not parse."""
-CHARS_PER_TOKEN: Final = 3
-"""A cautious estimate for fitting the prompts to ``num_ctx``."""
+DEFAULT_CTX: Final = 8192
+DEFAULT_REPLY: Final = 1200
+"""The consolidator's ``num_ctx`` and ``num_predict`` when its options give none."""
 
 _log = logging.getLogger("mudsim.knowledge")
 
@@ -97,11 +100,10 @@ def pass_inputs(
     )
 
 
-def prompt_chars(options: Mapping[str, Any]) -> int:
-    """The characters a prompt may take: the window less the reply, at ``CHARS_PER_TOKEN``."""
-    window = int(options.get("num_ctx", 8192))
-    reply = max(0, int(options.get("num_predict", 1200)))
-    return max(4_000, (window - reply) * CHARS_PER_TOKEN)
+def prompt_tokens(options: Mapping[str, Any]) -> int:
+    """The tokens a prompt may take: the window less the reply (``prompt_room``)."""
+    room = prompt_room({"num_ctx": DEFAULT_CTX, **options}, default_reply=DEFAULT_REPLY)
+    return room if room is not None else 0
 
 
 async def extract(
@@ -112,10 +114,12 @@ async def extract(
     options: Mapping[str, Any],
     *,
     allow_fiction: bool,
+    tokens: TokenCounter = ESTIMATE,
 ) -> tuple[list[Candidate], list[Candidate]]:
     """(the model's candidates that read as knowledge, redacted; the facts made from
-    notes none of them carries). ``PassFailed`` when no reply parses."""
-    prompt = fit_extraction(name, now, inputs, prompt_chars(options))
+    notes none of them carries). ``PassFailed`` when no reply parses. ``tokens``: how the
+    consolidator counts tokens (its prompt is fitted by it)."""
+    prompt = fit_extraction(name, now, inputs, prompt_tokens(options), tokens)
     problem = "no reply"
     for _ in range(ASKS):
         text = await ask(prompt, extraction_constraint, "extraction")
@@ -149,6 +153,7 @@ async def changes(
     clock: Callable[[], str],
     options: Mapping[str, Any],
     context_tokens: int | None,
+    tokens: TokenCounter = ESTIMATE,
 ) -> Changes:
     """The consolidation of ``candidates`` into ``bank`` at its capacity tier, with the
     facts from notes kept and, at HEAVY_CUT, no growth; no change without candidates."""
@@ -157,7 +162,7 @@ async def changes(
     cap = capacity(shown_json(bank), context_tokens)
     tier = cap.tier
     applied, fallback = await consolidate(ask, name, bank, candidates, cap, pass_id, inputs,
-                                          clock=clock, options=options)  # fmt: skip
+                                          clock=clock, options=options, tokens=tokens)  # fmt: skip
     now = Stamp(sim=clock(), at=utc_now())
     applied = keep_notes(applied, candidates, from_notes, pass_id=pass_id, now=now,
                          source=pass_source(inputs))  # fmt: skip
@@ -177,15 +182,13 @@ async def consolidate(
     *,
     clock: Callable[[], str],
     options: Mapping[str, Any],
+    tokens: TokenCounter = ESTIMATE,
 ) -> tuple[Applied, str | None]:
     """(the bank with the reply's operations applied; None) or, when no reply parses or
     the call fails, (every candidate added; why)."""
     now = Stamp(sim=clock(), at=utc_now())
     source = pass_source(inputs)
-    budget = prompt_chars(options) // 2
-    answerable = OPERATIONS_MAX - len(candidates)  # a reply answers each shown entry
-    shown, left_out = shown_entries(bank, candidates, budget, answerable)
-    prompt = consolidation_prompt(name, cap, shown, left_out, candidates)
+    prompt, shown = fit_consolidation(name, cap, bank, candidates, prompt_tokens(options), tokens)
     ids = {k: entry.id for k, entry in shown}
 
     problem = "no reply"
@@ -207,3 +210,29 @@ async def consolidate(
     applied = add_all(bank, candidates, pass_id=pass_id, now=now, source=source,
                       new_id=new_entry_id)  # fmt: skip
     return applied, f"{problem}: every candidate added"
+
+
+def fit_consolidation(
+    name: str, cap: Capacity, bank: list[Entry], candidates: list[Candidate], room: int,
+    tokens: TokenCounter,
+) -> tuple[str, list[tuple[int, Entry]]]:  # fmt: skip
+    """The consolidation prompt within ``room`` tokens, and the entries it shows: at
+    most half the room of entries (the nearest to the candidates first); over the room,
+    each candidate is shown cut to its share (the reply's ADD keeps it whole), then
+    fewer entries, halving, down to none."""
+    answerable = OPERATIONS_MAX - len(candidates)  # a reply answers each shown entry
+    budget = room // 2
+    shown, left_out = shown_entries(bank, candidates, budget, answerable, tokens)
+    prompt = consolidation_prompt(name, cap, shown, left_out, candidates)
+    if fits(prompt, room, tokens):
+        return prompt, shown
+    share = max(1, room // (4 * max(1, len(candidates))))  # a quarter of the room in all
+    seen = [
+        c.model_copy(update={"content": cut_text(c.content, share, tokens)}) for c in candidates
+    ]
+    while True:
+        prompt = consolidation_prompt(name, cap, shown, left_out, seen)
+        if fits(prompt, room, tokens) or not shown:
+            return prompt, shown
+        budget //= 2
+        shown, left_out = shown_entries(bank, candidates, budget, answerable, tokens)

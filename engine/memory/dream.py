@@ -16,6 +16,8 @@ import random
 from collections.abc import Sequence
 from typing import Final
 
+from engine.memory.tokens import CHARACTERS, TokenCounter, cut_text, fits
+
 FRAGMENTS: Final = 3
 FRAGMENT_CHARS: Final = 200
 CUE: Final = "DREAM:"
@@ -37,8 +39,26 @@ def sample_fragments(
     return chosen
 
 
-def dream_prompt(name: str, fragments: Sequence[str]) -> str:
-    """The prompt that asks for ``name``'s dream of ``fragments``."""
+def dream_prompt(
+    name: str, fragments: Sequence[str], budget: int | None = None,
+    counter: TokenCounter = CHARACTERS,
+) -> str:  # fmt: skip
+    """The prompt that asks for ``name``'s dream of ``fragments``, within ``budget`` as
+    ``counter`` counts (None: any length): over it, each fragment is cut to an equal
+    share of the room the instructions leave, and the last fragments go if even that is
+    too much."""
+    prompt = _dream_prompt(name, fragments)
+    if budget is None or fits(prompt, budget, counter):
+        return prompt
+    room = budget - counter.count(_dream_prompt(name, []))
+    share = room // max(1, len(fragments)) - 3  # "- " and the newline
+    kept = [piece for piece in (cut_text(f, share, counter) for f in fragments) if piece]
+    while kept and not fits(_dream_prompt(name, kept), budget, counter):
+        kept.pop()
+    return _dream_prompt(name, kept)
+
+
+def _dream_prompt(name: str, fragments: Sequence[str]) -> str:
     who = " ".join(name.split())
     lines = [f"- {fragment}" for fragment in fragments] or ["- (a quiet, empty room)"]
     return "\n".join(

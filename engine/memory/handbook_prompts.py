@@ -17,7 +17,7 @@ oversized summary down and ``split_clusters`` splits a long cluster.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, Literal
 
 from engine.memory.constraint import Constraint
@@ -35,6 +35,7 @@ from engine.memory.handbook import (
     summary_problems,
 )
 from engine.memory.json_reply import ReplyUnparseable, parse_json_reply
+from engine.memory.tokens import CHARACTERS, TokenCounter, cut_text, fits
 
 Mode = Literal["INIT", "INCREMENTAL"]
 CUE: Final = "JSON handbook:"
@@ -53,10 +54,13 @@ def handbook_prompt(
     records: Sequence[tuple[str, str]],
     existing: Handbook | None,
     budget_chars: int,
+    counter: TokenCounter = CHARACTERS,
 ) -> str:
     """The prompt: the instructions for ``mode``, the existing files (INCREMENTAL), then
     the pass ``records`` (path, text), the newest kept when they do not all fit in
-    ``budget_chars``."""
+    ``budget_chars`` (as ``counter`` counts: characters, or the model's tokens). Over
+    it, each existing file is cut to its share first (``EXISTING_SHARE`` of the budget
+    in all), and a newest record that does not fit alone is cut to what is left."""
     who = " ".join(name.split())
     head = [
         f"You keep the handbook of {who}, a character in a text world (rooms joined by"
@@ -91,9 +95,10 @@ def handbook_prompt(
         "",
     ]
     tail = ["", CUE, ""]
-    known = _existing(existing) if existing is not None else []
-    room = budget_chars - _size(head) - _size(known) - _size(tail)
-    return "\n".join([*head, *known, *_records(records, room), *tail])
+    size = len if counter is CHARACTERS else counter.count
+    known = _existing(existing, budget_chars, counter) if existing is not None else []
+    room = budget_chars - _size(head, size) - _size(known, size) - _size(tail, size)
+    return "\n".join([*head, *known, *_records(records, room, size, counter), *tail])
 
 
 def _mode_lines(mode: Mode, who: str) -> list[str]:
@@ -107,31 +112,53 @@ def _mode_lines(mode: Mode, who: str) -> list[str]:
     ]
 
 
-def _existing(existing: Handbook) -> list[str]:
-    lines = ["## Existing memory_summary.md", existing.memory_summary.strip(), "",
-             "## Existing MEMORY.md", existing.memory_md.strip(), ""]  # fmt: skip
-    for skill, text in existing.skills.items():
-        lines += [f"## Existing skill {skill}", text.strip(), ""]
+EXISTING_SHARE: Final = 1 / 2
+"""The most of the budget the existing files take in all (each cut to its part)."""
+
+
+def _existing(existing: Handbook, budget: int, counter: TokenCounter) -> list[str]:
+    """The existing files, each cut to its share of ``EXISTING_SHARE`` of ``budget``
+    when they do not all fit in it (the summary a quarter of it, MEMORY.md half, the
+    skills the last quarter between them)."""
+    documents = [("## Existing memory_summary.md", existing.memory_summary.strip(), 1 / 4),
+                 ("## Existing MEMORY.md", existing.memory_md.strip(), 1 / 2)]  # fmt: skip
+    skills = existing.skills.items()
+    documents += [(f"## Existing skill {skill}", text.strip(), 1 / (4 * len(skills)))
+                  for skill, text in skills]  # fmt: skip
+    whole = "\n".join(text for _, text, _ in documents)
+    share = int(budget * EXISTING_SHARE)
+    over = not fits(whole, share, counter)
+    lines: list[str] = []
+    for heading, text, part in documents:
+        shown = cut_text(text, max(1, int(share * part)), counter) if over else text
+        lines += [heading, shown, ""]
     return lines
 
 
-def _records(records: Sequence[tuple[str, str]], room: int) -> list[str]:
-    """The records that fit in ``room`` characters, the newest kept first, in order."""
+def _records(
+    records: Sequence[tuple[str, str]], room: int, size: Callable[[str], int] = len,
+    counter: TokenCounter = CHARACTERS,
+) -> list[str]:  # fmt: skip
+    """The records that fit in ``room``, the newest kept first, in order; the newest cut
+    to the room when it does not fit alone."""
     kept: list[list[str]] = []
-    used = _size(["## Pass records"])
+    used = _size(["## Pass records", "(999 older records are not shown)"], size)
     for path, text in reversed(records):
         block = [f"### {path}", text.strip(), ""]
-        if used + _size(block) > room and kept:
-            break
+        if used + _size(block, size) > room:
+            if kept:
+                break
+            left = room - used - _size([block[0], ""], size) - 1
+            block[1] = cut_text(block[1], left, counter) if left > 0 else ""
         kept.insert(0, block)
-        used += _size(block)
+        used += _size(block, size)
     left_out = len(records) - len(kept)
     note = [f"({left_out} older records are not shown)"] if left_out else []
     return ["## Pass records", *note, *[line for block in kept for line in block]]
 
 
-def _size(lines: list[str]) -> int:
-    return sum(len(line) + 1 for line in lines)
+def _size(lines: list[str], size: Callable[[str], int] = len) -> int:
+    return sum(size(line) + 1 for line in lines)
 
 
 # --- the constraint -------------------------------------------------------------------

@@ -30,6 +30,7 @@ from rapidfuzz import fuzz, process, utils
 
 from engine.memory.knowledge import Entry, cut_content
 from engine.memory.knowledge_candidates import Candidate
+from engine.memory.tokens import CHARACTERS, TokenCounter
 
 Tier = Literal["GENEROUS", "SELECTIVE", "HEAVY_CUT"]
 SELECTIVE_AT: Final = 30
@@ -99,12 +100,15 @@ def shown_entries(
     candidates: Sequence[Candidate],
     budget_chars: int,
     max_entries: int | None = None,
+    counter: TokenCounter = CHARACTERS,
 ) -> tuple[list[tuple[int, Entry]], int]:
     """The entries a consolidation prompt shows, numbered 1.. in the order shown, and
     how many it leaves out (see the module): never more than ``max_entries`` (None: no
-    limit), whole lines within ``budget_chars``."""
+    limit), whole lines within ``budget_chars`` (as ``counter`` counts: characters, or
+    the consolidator's tokens)."""
+    length = len if counter is CHARACTERS else counter.count
     limit = len(bank) if max_entries is None else max(0, max_entries)
-    sizes = [len(entry_line(k, e)) + 1 for k, e in enumerate(bank, 1)]
+    sizes = [length(entry_line(k, e)) + 1 for k, e in enumerate(bank, 1)]
     if len(bank) <= limit and sum(sizes) <= budget_chars:
         return list(enumerate(bank, 1)), 0
     order = _nearest_first(bank, candidates)
@@ -113,7 +117,7 @@ def shown_entries(
     for i in order:
         if len(shown) >= limit:
             break
-        size = len(entry_line(len(shown) + 1, bank[i])) + 1
+        size = length(entry_line(len(shown) + 1, bank[i])) + 1
         if used + size <= budget_chars:
             shown.append((len(shown) + 1, bank[i]))
             used += size

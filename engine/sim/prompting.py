@@ -2,8 +2,11 @@
 
 The shape itself is ``engine.agents.prompt`` (pure); this module only reads the
 world, the agent's memory and notes, and fits the prompt to the actor profile's
-``num_ctx``. A turn's prompt (``turn_prompt``) records on the agent's memory how many
-memories it left out to fit, for ``@memory-status``; ``build_prompt`` only shows.
+``num_ctx`` less its ``num_predict``, in tokens as the agents' model counts them
+(``Simulation.token_counter``: the embedded model's tokenizer, or the estimate for a
+server). A turn's prompt (``turn_prompt``) records on the agent's memory what it left
+out to fit (memories, parts cut short or dropped), for ``@memory-status``;
+``build_prompt`` only shows.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from typing import TYPE_CHECKING
 
 from engine.agents.command_grammar import CommandGrammar, RoomView, command_shapes, help_topics
 from engine.agents.examples import Situation, example_turns
-from engine.agents.prompt import FittedPrompt, PromptParts, char_budget, fit_prompt
+from engine.agents.prompt import FittedPrompt, PromptParts, fit_prompt
 from engine.agents.reply import RECENT_COMMANDS, repeat_key
 from engine.commands.registry import Command
 from engine.config import RoleProfile, Settings
 from engine.memory.constraint import Constraint
 from engine.memory.handbook import prompt_excerpt
+from engine.memory.tokens import prompt_room
 from engine.memory.waterfall import verbatim_count
 from engine.world.model import Character
 
@@ -29,9 +33,13 @@ if TYPE_CHECKING:
     from engine.sim.simulation import Simulation
 
 CHARS_PER_TOKEN = 3.5
-"""How the actor profile's token limits become characters (as ``char_budget``)."""
+"""How the actor profile's ``summary_tokens`` becomes a summary's characters (the
+compactor's limit; the prompt itself is fitted in tokens)."""
 
 
+TURN_REPLY = 64
+"""The reply a turn's prompt leaves room for when the actor's ``num_predict`` sets no
+limit (a command is short; the embedded model's grammar bounds it)."""
 SUMMARY_SHARE = 4
 """A summary takes at most this part of the actor's context (less its reply), so the two
 summaries, shown whole, leave the memories and the situation room."""
@@ -68,8 +76,8 @@ def prompt_parts(
     shown = verbatim_count(mind.count, mind.boundary, mind.windows)
     summaries = mind.summaries
     profile = sim.settings.llm.profiles.get("actor") or RoleProfile()
-    handbook_chars = int(profile.handbook_tokens * CHARS_PER_TOKEN)
-    handbook = sim.vault.handbook(character.folder).summary_text() if handbook_chars else None
+    handbook_tokens = profile.handbook_tokens
+    handbook = sim.vault.handbook(character.folder).summary_text() if handbook_tokens else None
     things = [t.name for t in world.things_in(room.id)]
     situation = Situation(room.name, list(room.exits), things, awake,
                           frozenset(recent_commands(sim, character, RECENT_COMMANDS)))  # fmt: skip
@@ -86,7 +94,9 @@ def prompt_parts(
         backlog=len(mind.tail) - shown,
         knowledge=sim.recollection.section(character, scores=scores, count=count),
         examples=example_turns(situation, mind.count),
-        handbook=prompt_excerpt(handbook, handbook_chars, own=character.profile)
+        handbook=prompt_excerpt(
+            handbook, handbook_tokens, own=character.profile, counter=sim.token_counter
+        )
         if handbook
         else "",
     )
@@ -96,11 +106,11 @@ def fitted_prompt(
     sim: Simulation, character: Character, mind: MemoryStream | None = None,
     *, scores: bool = False, count: bool = False,
 ) -> FittedPrompt:  # fmt: skip
-    """The exact prompt ``character`` would be sent now, fitted to the actor's ``num_ctx``."""
-    options = sim.actor_options
-    budget = char_budget(int(options["num_ctx"]), int(options.get("num_predict", 0)))
+    """The exact prompt ``character`` would be sent now, fitted to the actor's ``num_ctx``
+    less its ``num_predict`` (``prompt_room``), counted as its model counts."""
     parts = prompt_parts(sim, character, mind, scores=scores, count=count)
-    return fit_prompt(parts, budget)
+    room = prompt_room(sim.actor_options, default_reply=TURN_REPLY)
+    return fit_prompt(parts, room, sim.token_counter)
 
 
 def build_prompt(
@@ -116,7 +126,9 @@ def turn_prompt(sim: Simulation, character: Character) -> str:
     """The prompt sent for ``character``'s turn; its memory records what it left out, and
     the knowledge entries it shows count as accessed."""
     fitted = fitted_prompt(sim, character, count=True)
-    sim.minds[character.id].hidden_in_last_prompt = fitted.hidden
+    mind = sim.minds[character.id]
+    mind.hidden_in_last_prompt = fitted.hidden
+    mind.cut_in_last_prompt, mind.dropped_from_last_prompt = fitted.cut, fitted.dropped
     return fitted.text
 
 

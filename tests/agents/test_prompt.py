@@ -1,6 +1,7 @@
 """The agent's base-model prompt (pure): its exact shape, omitted sections, repeats,
-guards against fake fences and cues, fitting to a character budget, and the line that
-says how many older memories are not shown."""
+guards against fake fences and cues, fitting to a character budget (``CHARACTERS``: the
+token budgets are ``test_prompt_tokens.py``'s), parts cut to their share, and the line
+that says how many older memories are not shown."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import re
 import time
 from typing import Any
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from engine.agents.prompt import (
@@ -269,7 +270,8 @@ def test_without_room_for_any_memory_the_notice_stays_then_the_fences_go_too() -
     # without room even for the notice alone, the fences go too
     fixed = render_prompt(bare(bo()))
     assert render_prompt(bo(), len(fixed) + notice_block(three) - 1) == fixed
-    assert fit_prompt(bo(), len(fixed)) == fit_prompt(bo(), 0)
+    assert fit_prompt(bo(), len(fixed)).text == fixed
+    assert fit_prompt(bo(), len(fixed)).dropped == ("recent summary",)
     assert fit_prompt(bo(), 0).hidden == 3
 
 
@@ -321,21 +323,29 @@ def test_the_newest_memories_keep_their_floor_before_notes_and_knowledge_go() ->
     assert "Fact" not in render_prompt(parts, len(render_prompt(bare(parts))) + 200)
 
 
-def test_the_recent_summary_is_cut_from_its_start_the_long_term_never() -> None:
+def test_the_recent_summary_is_cut_from_its_start_the_long_term_last() -> None:
     parts = bo(
         memories=[],
         longterm_summary="alpha beta gamma delta",
         recent_summary="one two three four",
     )
     full = render_prompt(parts)
-    cut = render_prompt(parts, len(full) - 3)
-    assert "## Recent past (summary)\ntwo three four\n" in cut
-    assert "## Older memories (summary)\nalpha beta gamma delta\n" in cut
-    no_recent = render_prompt(parts, len(full) - len("one two three four"))
-    assert "Recent past" not in no_recent
-    assert "## Older memories (summary)\nalpha beta gamma delta\n" in no_recent
-    over = render_prompt(parts, 10)  # over budget: the long-term summary stays whole
-    assert "## Older memories (summary)\nalpha beta gamma delta\n" in over
+    cut = fit_prompt(parts, len(full) - 3)
+    assert "## Recent past (summary)\n…two three four\n" in cut.text
+    assert "## Older memories (summary)\nalpha beta gamma delta\n" in cut.text
+    assert cut.cut == ()  # (the recent summary's cut is step 2's)
+    assert cut.dropped == ()
+    no_recent = fit_prompt(parts, len(full) - len("one two three four"))
+    assert "Recent past" not in no_recent.text
+    assert "## Older memories (summary)\nalpha beta gamma delta\n" in no_recent.text
+    assert no_recent.dropped == ("recent summary",)
+    # the frame alone is over budget: the long-term summary goes from its start, then
+    # the description and the profile
+    fixed = render_prompt(bare(parts))
+    shorter = fit_prompt(parts, len(fixed) - 6)
+    assert "## Older memories (summary)\n…gamma delta\n" in shorter.text
+    assert shorter.cut == ("long-term summary",)
+    assert len(shorter.text) <= len(fixed) - 6
 
 
 def test_cut_summary_never_starts_with_a_fence_or_cue() -> None:
@@ -349,11 +359,31 @@ def test_cut_summary_never_starts_with_a_fence_or_cue() -> None:
         assert [line for line in lines if line.startswith("~")] == ["~Bo>"]
 
 
-def test_fixed_parts_are_returned_even_over_budget() -> None:
-    fixed = HEAD[:-1] + SITUATION
-    assert render_prompt(bo(notes=[("n", "t")], knowledge=["k"]), 10) == fixed
-    assert render_prompt(bo(), 0) == fixed
-    assert render_prompt(bo(), -5) == fixed
+def test_only_the_frame_is_returned_over_any_budget() -> None:
+    frame = (f"You are Bo.\n{BASIC_COMMANDS}\nYou are Bo in The Copper Hall.\n"
+             "Exits: north   Also here: nobody\n~Bo>")  # fmt: skip
+    fitted = fit_prompt(bo(notes=[("n", "t")], knowledge=["k"]), 10)
+    assert fitted.text == frame
+    assert fitted.hidden == 3
+    assert fitted.cut == ("room description", "profile")
+    assert fitted.dropped == ("1 note", "1 knowledge line", "recent summary")
+    assert render_prompt(bo(), 0) == frame
+    assert render_prompt(bo(), -5) == frame
+
+
+def test_a_part_longer_than_its_share_is_cut_before_any_memory_goes() -> None:
+    hall = "Copper lanterns hang from the beam. " * 3_000  # 108 KB
+    parts = bo(room_description=hall, profile="Quiet. " * 2_000)
+    budget = len(render_prompt(bo())) + 2 * 600  # each part gets an eighth of it
+    fitted = fit_prompt(parts, budget)
+    assert len(fitted.text) <= budget
+    assert fitted.hidden == 0
+    assert kept_memories(fitted.text) == memory_lines(parts.memories)
+    assert fitted.cut == ("profile", "room description")
+    situation = fitted.text.split("\n")[-3]
+    assert situation.startswith("You are Bo in The Copper Hall. Copper lanterns")
+    assert situation.endswith("…")
+    assert len(situation) <= len("You are Bo in The Copper Hall. ") + budget // 8
 
 
 def test_hundreds_of_memories_fit_quickly() -> None:
@@ -532,9 +562,10 @@ def test_a_heading_with_nothing_under_it_is_left_out_even_when_all_fits() -> Non
 
 
 @given(parts_strategy, st.none() | st.integers(-10, 2000))
-def test_the_long_term_summary_is_in_every_prompt_whole(
+def test_the_long_term_summary_is_whole_in_every_prompt_that_holds_the_fixed_parts(
     parts: PromptParts, budget: int | None
 ) -> None:
+    assume(budget is None or budget >= len(render_prompt(bare(parts))))
     prompt = render_prompt(parts, budget)
     lines = [line.strip() for line in parts.longterm_summary.strip().splitlines()]
     if any(lines):

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from engine.agents.prompt import char_budget, fit_prompt
+from engine.agents.prompt import fit_prompt
 from engine.agents.thinker import Generator
 from engine.errors import LLMError
 from engine.lab.probe.asking import (
@@ -36,11 +36,14 @@ from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.llm.request import LLMRequest, Priority
 from engine.memory.record import MemoryRecord
 from engine.memory.secrets import redact
+from engine.memory.tokens import ESTIMATE, TokenCounter, counter_of, cut_text, fits, prompt_room
 from engine.sim.prompting import prompt_parts
 from engine.sim.simulation import Simulation
 
 ASKS = 2
 """A reply that names no option is asked once more; then it is ``unparsed``."""
+REPLY_TOKENS = 12
+"""An answer's ``num_predict`` (a letter, or a short JSON object)."""
 FAKES = ("oracle:", "blind:")
 
 
@@ -109,13 +112,18 @@ async def ask_all(sim: Simulation, llm: Generator, model: str, questions: Sequen
 
 
 def prompt_for(sim: Simulation, question: Question,
-               journals: Mapping[str, Sequence[MemoryRecord]], config: str) -> str:  # fmt: skip
-    """The prompt ``config`` shows for ``question``, the question appended."""
+               journals: Mapping[str, Sequence[MemoryRecord]], config: str,
+               tokens: TokenCounter = ESTIMATE) -> str:  # fmt: skip
+    """The prompt ``config`` shows for ``question``, the question appended, fitted to the
+    actor's ``num_ctx`` less the answer (``REPLY_TOKENS``) as ``tokens`` counts."""
     character = sim.character(question.agent)
-    options = sim.actor_options
+    asked = question_prompt("", character.name, question.question, question.options)
+    room = (prompt_room({**sim.actor_options, "num_predict": REPLY_TOKENS}) or 0) - tokens.count(
+        asked
+    )
     if config == CEILING:
-        head = evidence_prompt(character.name, character.profile,
-                               evidence_texts(question, journals))  # fmt: skip
+        head = _evidence(character.name, character.profile, evidence_texts(question, journals),
+                         room, tokens)  # fmt: skip
         return question_prompt(head, character.name, question.question, question.options)
     mind = sim.minds[character.id]
     parts = prompt_parts(sim, character)
@@ -124,15 +132,35 @@ def prompt_for(sim: Simulation, question: Question,
         parts = replace(parts, knowledge=sim.recollection.section(character, words=words))
     parts = configured(parts, config, immediate=mind.windows.immediate,
                        journal=[r.text for r in journals.get(question.agent, ())])  # fmt: skip
-    budget = char_budget(int(options["num_ctx"]), 12)
-    return question_prompt(fit_prompt(parts, budget).text, character.name, question.question,
-                           question.options)  # fmt: skip
+    return question_prompt(fit_prompt(parts, room, tokens).text, character.name,
+                           question.question, question.options)  # fmt: skip
+
+
+def _evidence(name: str, profile: str, evidence: Sequence[str], room: int,
+              tokens: TokenCounter) -> str:  # fmt: skip
+    """``evidence_prompt`` within ``room``: over it, the profile is cut to a quarter of
+    it and each memory to its share of half of it, then the oldest memories go."""
+    head = evidence_prompt(name, profile, evidence)
+    if fits(head, room, tokens):
+        return head
+    share = max(1, room // (2 * max(1, len(evidence))))
+    kept = [cut_text(text, share, tokens) for text in evidence]
+    profile = cut_text(profile, max(1, room // 4), tokens)
+    head = evidence_prompt(name, profile, kept)
+    while kept and not fits(head, room, tokens):
+        kept.pop(0)
+        head = evidence_prompt(name, profile, kept)
+    return head
 
 
 async def ask(sim: Simulation, llm: Generator, model: str, question: Question,
               journals: Mapping[str, Sequence[MemoryRecord]], config: str) -> Answer:  # fmt: skip
-    text = prompt_for(sim, question, journals, config)
-    options = dict(sim.actor_options) | {"temperature": 0.0, "num_predict": 12, "stop": []}
+    text = prompt_for(sim, question, journals, config, counter_of(llm))
+    options = dict(sim.actor_options) | {
+        "temperature": 0.0,
+        "num_predict": REPLY_TOKENS,
+        "stop": [],
+    }
     constraint = answer_constraint(question.options)
     tokens = 0
     chosen: str | None = None
