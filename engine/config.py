@@ -138,6 +138,10 @@ class MemoryCompactionConfig(_Settings):
     """Who writes the handbook after a knowledge pass: the consolidator (``llm``), the
     rules (no model), or ``auto``: the rules when the agents think with the embedded
     model, the consolidator otherwise."""
+    players: Literal["extractive", "llm"] | None = None
+    """How players' summaries are made: ``llm`` by the summarizer (as agents'), or
+    ``extractive`` at once with no model call. Unset: extractive in a served world
+    (``mudsim serve``: connected players cost no model calls), by the model elsewhere."""
     fiction_secrets: bool = False
     """Keep the secrets a story tells in prose ("the code to the safe is 4512", "my PIN
     is 7731") in what a knowledge pass reads and in the bank and handbook it writes

@@ -62,6 +62,22 @@ characters:
 """
 
 
+NUMBERS = " ".join(map(str, range(1, 13)))
+"""Every number a ``numbered_summary`` names (``numbered_thought`` holds them all)."""
+
+
+def numbered_thought(index: int) -> str:
+    """A ``think`` command whose memory a ``numbered_summary`` summarizes truly (the
+    summary gate finds every word and number of it there)."""
+    return f"think Thought number {index} of {NUMBERS}."
+
+
+def numbered_summary(number: int) -> str:
+    """A scripted summarizer's ``number``-th summary (``number`` at most 12): one the
+    summary gate takes as grounded in memories of ``numbered_thought``."""
+    return f"I think thought number {number} and other thoughts, number after number."
+
+
 def run(sim: Simulation, who: str, line: str) -> Result:
     """Run ``line`` as the character called ``who``."""
     return sim.execute(sim.character(who), line)

@@ -28,6 +28,24 @@ Back-pressure (``engine.memory.backpressure``): the requests of a character whos
 memory is falling behind are urgent (``urgent``): they go before every turn request,
 and ``committed`` tells the memory gate that held turns may go.
 
+**The bound never waits on a model.** A memory that would take a character past its
+bound (``backpressure.bound``: I + 2R for an agent, I + 4R for a player) commits the
+due chunk extractively the moment it is recorded (``poke``: no call, no wait), and so
+does every due chunk of a character whose summaries are extractive by setting (a
+player in a served world: ``players``). A model's summary of a chunk committed that way
+meanwhile *upgrades* it (``engine.agents.compaction_commit.upgrade``) while it is still
+the current summary, and is dropped otherwise. A character the bound had to commit at
+once is no longer urgent (its summaries would mostly win upgrades, and no turn should
+wait for that); one it commits at once twice within ``OUTRUN_SECONDS`` is *outrun*
+(memories come faster than the model can fold them: a player typing fast): for that
+long its chunks are made extractively as they fall due, and the calls in flight for a
+chunk already committed are cancelled, so no turn waits for them.
+
+**A failing summarizer is said at once and never stops memory.** Server errors on
+summary calls count against the summarizer (``engine.memory.summarizer_health``): the
+first is said (``notice``) at once; after ``FAILING_AFTER`` in a row every step is made
+extractively with no call, a try of the model once a minute, until it answers again.
+
 An attempt fails on any exception (an LLM error, a vault or disk error, a bug) or a
 rejection: nothing is committed, ``failures`` grows by one, ``last_error`` says why
 (and stays after a later success: failures > 0 always comes with a reason). A server's
@@ -51,24 +69,29 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
+from engine import wallclock
+from engine.agents import compaction_commit
+from engine.agents.compaction_commit import Made, compose, made_at_once, trusted_older
 from engine.agents.memory import MemoryStream
 from engine.agents.summary_steps import (
     MAX_REJECTIONS,
     CompactionTally,
     SummaryRejectedError,
     SummarySteps,
+    extractive_budget,
 )
 from engine.agents.supervisor import Supervisor, one_line
 from engine.agents.thinker import Generator
-from engine.errors import LLMError, VaultError
+from engine.errors import LLMError, VaultError, about_the_request
+from engine.memory.backpressure import bound
 from engine.memory.record import utc_now
-from engine.memory.waterfall import Chunk, compaction_due, forced_target, next_chunk
-from engine.vault.summaries import Method, Summary
+from engine.memory.summarizer_health import SummarizerHealth
+from engine.memory.waterfall import Chunk, compaction_due, due_chunk, forced_target, next_chunk
 
 __all__ = ["MAX_REJECTIONS", "CompactionTally", "Compactor", "SummaryRejectedError"]
 
@@ -80,6 +103,23 @@ def log_error(message: str, exc: BaseException) -> None:
     _log.error("%s", message, exc_info=exc)
 
 
+OUTRUN_SECONDS = 30.0
+"""A character the bound had to commit at once is *outrun* for this long after: memories
+come faster than the model summarizes them (a player typing fast), so its chunks are
+made extractively as they fall due, with no call (a call would only win an upgrade, and
+every turn would wait for it)."""
+
+
+def _server_failure(exc: Exception) -> bool:
+    """The summarizer's server failed (5xx, a timeout, no connection), as opposed to a
+    reply the gate rejected or a request the model refused."""
+    return (
+        isinstance(exc, LLMError)
+        and not isinstance(exc, SummaryRejectedError)
+        and not about_the_request(exc)
+    )
+
+
 @dataclass
 class _Worker:
     mind: MemoryStream
@@ -88,16 +128,20 @@ class _Worker:
     """A forced compaction's end (exclusive), or None for the automatic rule only."""
     calling: int = 0
     """LLM calls in progress (``drain`` waits only for workers with some)."""
+    attempt: asyncio.Future[Any] | None = None
+    """The calls of the attempt in progress, and the chunk they are for (the bound
+    cancels them when it has committed that chunk at once and will again)."""
+    attempt_chunk: Chunk | None = None
 
 
 @dataclass
 class _Pending:
     """A character's progress on its next commit, kept across failed attempts."""
 
-    merged: tuple[int, str, Method] | None = None
-    """A merge that passed: (S's end, L's text, how it was made)."""
-    summarized: tuple[Chunk, str, Method] | None = None
-    """A chunk's summary that passed: (the chunk, its text, how it was made)."""
+    merged: tuple[int, Made] | None = None
+    """A merge that passed: (S's end, L)."""
+    summarized: tuple[Chunk, Made] | None = None
+    """A chunk's summary that passed: (the chunk, S)."""
 
 
 @dataclass
@@ -134,12 +178,31 @@ class Compactor:
     nothing."""
     supervisor: Supervisor = field(default_factory=lambda: Supervisor(log_error))
     """Owns the worker tasks; unexpected errors go to its report."""
+    names: Callable[[MemoryStream], Sequence[str]] = lambda mind: ()
+    """What a character's summaries may name besides its memories (its profile, the
+    world's rooms, objects and people): the gate's grounding."""
+    players: Literal["llm", "extractive"] = "llm"
+    """How players' summaries are made: by the model, or extractively at once (a
+    served world's default: connected players cost no model calls)."""
+    bounded: bool = True
+    """The memory bound commits extractively at once (off: a replay of a run recorded
+    before it existed)."""
+    notice: Callable[[str], None] = lambda line: _log.warning("%s", line)
+    """Hears, as one line, when summaries start failing, fall back, answer again."""
+    note: Callable[..., None] = lambda kind, **data: None
+    """The run record's event (an upgrade is on the record)."""
+    now: Callable[[], datetime] = wallclock.now
+    health: SummarizerHealth = field(default_factory=SummarizerHealth)
     workers: dict[str, _Worker] = field(default_factory=dict)
     stopping: bool = False
     last_failure: str | None = None
     """The last failed attempt's error, for any character."""
     tally: CompactionTally = field(default_factory=CompactionTally)
     _pending: dict[str, _Pending] = field(default_factory=dict)
+    _at_once: dict[str, datetime] = field(default_factory=dict)
+    """When the bound last committed each character's memories at once."""
+    _outrun: dict[str, datetime] = field(default_factory=dict)
+    """When each character the bound outran was last committed at once (``outrun``)."""
 
     @property
     def calls_in_flight(self) -> int:
@@ -147,11 +210,46 @@ class Compactor:
         return sum(1 for worker in self.workers.values() if worker.calling > 0)
 
     def poke(self, mind: MemoryStream) -> None:
-        """Start a worker if the rule says a chunk is due and none is in flight."""
+        """After a memory: commit at once what the bound cannot wait for; then start a
+        worker if the rule says a chunk is due and none is in flight."""
+        if self.bounded:
+            self._commit_at_once(mind)
         if self.llm is None or self.stopping or mind.character.id in self.workers:
             return
         if compaction_due(mind.count, mind.boundary, mind.windows):
             self._start(mind, None)
+
+    def extractive_only(self, mind: MemoryStream) -> bool:
+        """``mind``'s summaries are made extractively whenever they are due (a player's,
+        by ``players``)."""
+        return self.players == "extractive" and mind.character.type != "agent"
+
+    def _commit_at_once(self, mind: MemoryStream) -> None:
+        """Commit due chunks extractively, now, while ``mind`` is past its bound (or, for
+        a character whose summaries are extractive only, while any is due)."""
+        limit = bound(mind.windows, mind.character.type)
+        anyway = self.extractive_only(mind)
+        while mind.count - mind.boundary > limit or (
+            anyway and compaction_due(mind.count, mind.boundary, mind.windows)
+        ):
+            chunk = due_chunk(mind.count, mind.boundary, mind.windows)
+            if chunk is None:
+                return
+            try:
+                merged, summarized = made_at_once(
+                    mind, chunk, extractive_budget(self.options, self.summary_chars)
+                )
+                now = self.now()
+                again = self._at_once_again(mind, now)
+                self._commit(mind, chunk, mind.memories(*chunk), merged, summarized)
+            except Exception as exc:  # a disk error: said, and the bound waits for the next memory
+                self._failed(mind, chunk, exc)
+                return
+            worker = self.workers.get(mind.character.id)
+            if again and worker is not None and worker.attempt is not None:
+                assert worker.attempt_chunk is not None
+                if worker.attempt_chunk[0] < mind.boundary:  # outrun again: a call for a
+                    worker.attempt.cancel()  # committed chunk would only hold turns up
 
     def force(self, mind: MemoryStream) -> str:
         """``@compact-memories``: what will be compacted, as one sentence."""
@@ -229,6 +327,12 @@ class Compactor:
                 await self._compact(worker, chunk)
             except Exception as exc:  # every failure counts; a cancellation is no failure
                 self._failed(mind, chunk, exc)
+                if _server_failure(exc):
+                    said = self.health.failed(self.now(), one_line(exc))
+                    if self.retry:  # (``do`` says what stays pending, once, at its end)
+                        self._say(said)
+                    if self.health.failing:
+                        continue  # the next try needs no model
                 if isinstance(exc, SummaryRejectedError) and exc.exhausted:
                     continue  # that step's next try needs no model
                 if not self.retry:
@@ -292,70 +396,109 @@ class Compactor:
             )
 
     # -- one attempt -----------------------------------------------------------------------
-    def _steps(self) -> SummarySteps:
+    def _steps(self, mind: MemoryStream) -> SummarySteps:
         assert self.llm is not None
         return SummarySteps(self.llm, self.models, self.options, self.constrain,
-                            self.summary_chars, self.urgent, self.tally)  # fmt: skip
+                            self.summary_chars, self._urgent, self.tally,
+                            names=self.names(mind), use_model=self._use_model(mind),
+                            answered=lambda: self._say(self.health.answered()))  # fmt: skip
+
+    def outrun(self, mind: MemoryStream, now: datetime) -> bool:
+        """The bound committed ``mind``'s memories at once twice within
+        ``OUTRUN_SECONDS``, the last time less than that ago (a burst is not a flood)."""
+        since = self._outrun.get(mind.character.id)
+        return since is not None and (now - since).total_seconds() < OUTRUN_SECONDS
+
+    def _at_once_again(self, mind: MemoryStream, now: datetime) -> bool:
+        """Note an at-once commit of ``mind``'s now; whether it is outrun by it."""
+        key = mind.character.id
+        last, self._at_once[key] = self._at_once.get(key), now
+        if last is not None and (now - last).total_seconds() < OUTRUN_SECONDS:
+            self._outrun[key] = now
+            return True
+        return False
+
+    def _urgent(self, mind: MemoryStream) -> bool:
+        """``urgent``, but not for a character the bound had to commit at once: its
+        summaries would mostly upgrade what is committed, and no turn should wait for
+        that."""
+        return mind.character.id not in self._at_once and self.urgent(mind)
+
+    def _use_model(self, mind: MemoryStream) -> bool:
+        """Whether ``mind``'s next steps ask the model: not while the bound outruns it,
+        nor while the summarizer fails (but for its try once a minute)."""
+        now = self.now()
+        return not self.outrun(mind, now) and self.health.use_model(now)
+
+    def _say(self, line: str | None) -> None:
+        if line:
+            self.notice(line)
 
     async def _compact(self, worker: _Worker, chunk: Chunk) -> None:
         mind = worker.mind
         pending = self._pending.setdefault(mind.character.id, _Pending())
         old = mind.summaries
-        steps = self._steps()
+        steps = self._steps(mind)
         start, end = chunk
         records = mind.memories(start, end)
 
-        async def merge() -> tuple[str, Method] | None:
+        async def merge() -> Made | None:
             recent, longterm = old.recent, old.longterm
             if recent is None or not old.merge_needed():
                 return None
             if longterm is None:
-                return recent.text, recent.method
+                return Made(recent.text, recent.method, recent.grounded)
             if pending.merged is None or pending.merged[0] != recent.covers_to:
-                pending.merged = (recent.covers_to, *await steps.merge(worker, longterm, recent))
-            return pending.merged[1], pending.merged[2]
+                read = mind.memory_texts
+                older = trusted_older(mind, longterm, steps.budget, steps.names, read)
+                sources = read(recent.covers_from, recent.covers_to)
+                text, method = await steps.merge(worker, older, recent, sources)
+                pending.merged = (recent.covers_to, Made(text, method))
+            return pending.merged[1]
 
-        async def summarize() -> tuple[str, Method]:
+        async def summarize() -> Made:
             if pending.summarized is None or pending.summarized[0] != chunk:
                 memories = [memory.text for memory in records]
-                pending.summarized = (chunk, *await steps.chunk(worker, chunk, memories))
-            return pending.summarized[1], pending.summarized[2]
+                text, method = await steps.chunk(worker, chunk, memories)
+                pending.summarized = (chunk, Made(text, method))
+            return pending.summarized[1]
 
         # side by side: the merge reads the old L and S, the summary the chunk's memories
-        folded, summarized = await asyncio.gather(merge(), summarize(), return_exceptions=True)
+        attempt = asyncio.gather(merge(), summarize(), return_exceptions=True)
+        worker.attempt, worker.attempt_chunk = attempt, chunk
+        try:
+            folded, summarized = await attempt
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if mind.boundary == start or (task is not None and task.cancelling()):
+                raise  # the worker itself is cancelled
+            self._pending.pop(mind.character.id, None)
+            return  # the bound committed this chunk and cancelled its calls
+        finally:
+            worker.attempt = worker.attempt_chunk = None
         failures = [r for r in (folded, summarized) if isinstance(r, BaseException)]
+        if mind.boundary != start:  # committed at once meanwhile: an upgrade, if any
+            self._upgrade(mind, chunk, old.recent.covers_to if old.recent else None,
+                          folded, summarized)  # fmt: skip
+            if failures:
+                raise failures[0]  # still a failed attempt, though nothing waits for it
+            return
         if failures:  # an exhausted step first: its next try needs no model
             exhausted = [e for e in failures if isinstance(e, SummaryRejectedError) and e.exhausted]
             raise (exhausted or failures)[0]
         assert not isinstance(folded, BaseException)
         assert not isinstance(summarized, BaseException)
-        merged = folded
-        text, method = summarized
-        sim = next((m.sim for m in reversed(records) if m.sim), None)
-        rooms = tuple(
-            r for r, _ in Counter(m.location for m in records if m.location).most_common()
-        )
-
-        def summaries(count: int, now: str) -> tuple[Summary | None, Summary]:
-            longterm = old.longterm
-            if merged is not None and old.recent is not None:
-                longterm = Summary(merged[0], 0, old.recent.covers_to, count, now, merged[1])
-            return longterm, Summary(text, start, end, count, now, method, sim, rooms)
+        merged, made = folded, summarized
 
         def commit() -> None:
-            mind.commit(*summaries(mind.count, utc_now()))  # M at the commit, for both
-            self._pending.pop(mind.character.id, None)
-            mind.rejections.clear()
-            self.tally.committed += 1
-            self.tally.extractive += method == "extractive"
-            if merged is not None and merged[1] == "extractive" and old.longterm is not None:
-                self.tally.extractive += 1  # an extractive merge (not L <- S, a copy)
-            self.save_state(mind)
-            if self.committed is not None:
-                self.committed(mind)
+            if mind.boundary != start:  # committed at once while the prompt was warmed
+                self._upgrade(mind, chunk, old.recent.covers_to if old.recent else None,
+                              merged, made)  # fmt: skip
+                return
+            self._commit(mind, chunk, records, merged, made)
 
         def after() -> MemoryStream:  # what the next turn reads (only the texts matter)
-            return mind.as_committed(*summaries(0, ""))
+            return mind.as_committed(*compose(mind, chunk, records, merged, made, 0, ""))
 
         if self.warm is not None and self._last_chunk(worker, end):
             try:
@@ -367,6 +510,36 @@ class Compactor:
                     self._failed(mind, chunk, exc)
                 raise
         commit()
+
+    def _commit(self, mind: MemoryStream, chunk: Chunk, records: Any, merged: Made | None,
+                made: Made) -> None:  # fmt: skip
+        """Commit ``chunk``'s compaction (L from ``merged``, S from ``made``) now."""
+        had_longterm = mind.summaries.longterm is not None
+        mind.commit(*compose(mind, chunk, records, merged, made, mind.count, utc_now()))
+        self._pending.pop(mind.character.id, None)
+        mind.rejections.clear()
+        self.tally.committed += 1
+        self.tally.extractive += made.method == "extractive"
+        if merged is not None and merged.method == "extractive" and had_longterm:
+            self.tally.extractive += 1  # an extractive merge (not L <- S, a copy)
+        self.save_state(mind)
+        if self.committed is not None:
+            self.committed(mind)
+
+    def _upgrade(self, mind: MemoryStream, chunk: Chunk, merged_over: int | None,
+                 merged: object, made: object) -> None:  # fmt: skip
+        """The model's summaries of a chunk committed at once meanwhile: upgrades."""
+        self._pending.pop(mind.character.id, None)
+        done = compaction_commit.upgrade(
+            mind, chunk, merged_over, merged if isinstance(merged, Made) else None,
+            made if isinstance(made, Made) else None,
+        )  # fmt: skip
+        for kind in done:
+            self.tally.upgraded += 1
+            self.note("upgrade", agent=mind.character.id, summary=kind,
+                      covers=[chunk[0], chunk[1]] if kind == "recent" else [0, merged_over])  # fmt: skip
+        if done:
+            self._save_quietly(mind)
 
     # -- settling and stopping ------------------------------------------------------------
     async def settle(self, within: float = 30.0) -> None:

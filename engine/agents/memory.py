@@ -23,10 +23,11 @@ from engine.memory.record import MemoryKind, MemoryRecord, utc_now
 from engine.memory.status import MemoryStatus, SummaryInfo
 from engine.memory.waterfall import Windows
 from engine.vault.journal import Journal
+from engine.vault.journal_reader import read_tail
 from engine.vault.miniworld_import import mark_imported, memories_to_import
 from engine.vault.repair import check_journal_covers
-from engine.vault.summaries import Summaries, Summary, SummaryStore
-from engine.vault.vault import HeldForMemory, MemoryState, Vault
+from engine.vault.summaries import Summaries, Summary, SummaryStore, SummaryType
+from engine.vault.vault import HeldForMemory, LastPrompt, MemoryState, Vault
 from engine.world.model import Character
 
 
@@ -53,13 +54,29 @@ class MemoryStream:
         self.last_error = state.last_error
         self.rejections: dict[str, int] = dict(state.rejections)
         """Rejected tries of each step of the next compaction (``engine.agents.compactor``)."""
-        self.held_turns = state.held_for_memory.turns
-        self.held_seconds = state.held_for_memory.seconds
-        """Turns of this agent that waited for memory, and how long in all (``MemoryGate``)."""
+        held = state.held_for_memory
+        self.held_turns = held.turns
+        self.held_seconds = held.seconds
+        """Turns of this agent held at the memory gate, and how long in all (``MemoryGate``)."""
+        self.queued_turns = held.queued_turns
+        self.queued_seconds = held.queued_seconds
+        """Turns of this agent whose calls waited in the dispatcher's queue while urgent
+        compactions went first, and how long in all (``MemoryGate.counting``)."""
         self.in_flight = False
+        self._last_chunk: list[MemoryRecord] = []
+        """The memories the last commit took out of the tail (what S covers), kept for
+        the next merge's grounding (``memory_texts``)."""
         self.windows = windows
-        self.hidden_in_last_prompt: int | None = None
-        """Memories the last turn prompt left out to fit ``num_ctx`` (set by the prompt builder)."""
+        last = state.last_prompt
+        self.hidden_in_last_prompt: int | None = last.hidden if last is not None else None
+        """Memories the last turn prompt left out to fit ``num_ctx`` (set by the prompt
+        builder; None: no turn prompt yet)."""
+        self.cut_in_last_prompt: tuple[str, ...] = tuple(last.cut) if last is not None else ()
+        """The parts the last turn prompt cut short to fit, in words."""
+        self.dropped_from_last_prompt: tuple[str, ...] = (
+            tuple(last.dropped) if last is not None else ()
+        )
+        """The parts the last turn prompt left out whole to fit, in words."""
 
     @classmethod
     def open(
@@ -148,12 +165,33 @@ class MemoryStream:
             )
         return self.tail[start - self.boundary : end - self.boundary]
 
+    def memory_texts(self, start: int, end: int) -> list[str]:
+        """The texts of memories [start, end): from the tail when it holds them, else read
+        from the journal (a merge's sources: the raw memories its summaries cover)."""
+        if start >= self.boundary:
+            return [memory.text for memory in self.memories(start, end)]
+        span = self._last_chunk
+        if span and span[0].seq <= start and end <= span[-1].seq + 1:
+            return [memory.text for memory in span[start - span[0].seq : end - span[0].seq]]
+        _, records = read_tail(self.journal.path, start, warn=lambda _: None)
+        return [memory.text for memory in records[: end - start]]
+
     def commit(self, longterm: Summary | None, recent: Summary) -> None:
         """Save a compaction (the vault first), then move b to the end of its chunk."""
         self.store.commit(longterm, recent)
         self.summaries = Summaries(recent=recent, longterm=longterm)
+        self._last_chunk = self.tail[: recent.covers_to - self.boundary]
         del self.tail[: recent.covers_to - self.boundary]
         self.boundary = recent.covers_to
+
+    def upgrade(self, summary: Summary, kind: SummaryType) -> None:
+        """Put a model's rewrite of the current ``kind`` summary in its place (the same
+        range: b does not move)."""
+        self.store.upgrade(summary, kind)
+        if kind == "recent":
+            self.summaries = Summaries(recent=summary, longterm=self.summaries.longterm)
+        else:
+            self.summaries = Summaries(recent=self.summaries.recent, longterm=summary)
 
     def as_committed(self, longterm: Summary | None, recent: Summary) -> MemoryStream:
         """A copy that reads as this stream will after ``commit(longterm, recent)``,
@@ -173,7 +211,17 @@ class MemoryStream:
             last_error=self.last_error,
             rejections=dict(self.rejections),
             held_for_memory=HeldForMemory(
-                turns=self.held_turns, seconds=round(self.held_seconds, 3)
+                turns=self.held_turns,
+                seconds=round(self.held_seconds, 3),
+                queued_turns=self.queued_turns,
+                queued_seconds=round(self.queued_seconds, 3),
+            ),
+            last_prompt=None
+            if self.hidden_in_last_prompt is None
+            else LastPrompt(
+                hidden=self.hidden_in_last_prompt,
+                cut=list(self.cut_in_last_prompt),
+                dropped=list(self.dropped_from_last_prompt),
             ),
         )
 
@@ -190,8 +238,12 @@ class MemoryStream:
             short_term=summary_info(self.summaries.recent),
             long_term=summary_info(self.summaries.longterm),
             hidden_in_last_prompt=self.hidden_in_last_prompt,
+            cut_in_last_prompt=self.cut_in_last_prompt,
+            dropped_from_last_prompt=self.dropped_from_last_prompt,
             held_turns=self.held_turns,
             held_seconds=self.held_seconds,
+            queued_turns=self.queued_turns,
+            queued_seconds=self.queued_seconds,
         )
 
 

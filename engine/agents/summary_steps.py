@@ -4,13 +4,18 @@ fallbacks (``engine.agents.compactor`` runs them side by side).
 - **merge**: the long-term summary L and the short-term S folded into a new L;
 - **chunk**: the chunk's memories summarized into a new S.
 
-A step's prompt is fitted to the summarizer's ``num_ctx`` first (``prompt_budget``): a
-chunk's longest memory lines are cut; a chunk that cannot fit even so, or a merge whose
-two summaries do not fit, is made extractively at once, with no call.
+A step's prompt is fitted to the summarizer's ``num_ctx`` in tokens first
+(``prompt_budget``, counted by the model's tokenizer or a safe estimate): a chunk's
+longest memory lines are cut, a merge's two summaries are cut; a prompt that cannot fit
+even so is made extractively at once, with no call.
 
-Every reply goes through the quality gate (``engine.memory.summary_quality``), with the
-memories (or the two summaries) it covers and the length the agent's prompt shows
-whole (``limit``). A step fails by a *rejection* when the gate says no, or when the
+Every reply goes through the quality gate (``engine.memory.summary_quality``), with
+what it must be grounded in and the length the agent's prompt shows whole (``limit``):
+a chunk's summary, its raw memories; a merge, the old long-term summary (trusted:
+``engine.agents.compaction_commit.trusted_older``) and the recent one with the raw
+memories it covers; both, the agent's profile and the world's names (``names``).
+While the summarizer is failing, or the memory bound outruns it (``use_model`` off:
+``engine.agents.compactor``), both steps are made extractively with no call. A step fails by a *rejection* when the gate says no, or when the
 model refused the request itself (an HTTP 4xx, a context overflow, the embedded
 model's refusal: ``engine.errors.about_the_request``); errors about the server are
 raised as they are (the compactor backs off and retries). Rejections are counted on
@@ -26,8 +31,8 @@ its summaries go before every turn) and a player's patience (``PLAYER_PATIENCE``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from engine.agents.memory import MemoryStream
@@ -40,11 +45,12 @@ from engine.memory.extractive import extractive_compress, extractive_merge, extr
 from engine.memory.summary_grammar import summary_constraint, unwrap_summary
 from engine.memory.summary_prompts import (
     fitted_chunk_prompt,
-    merge_prompt,
+    fitted_merge_prompt,
     prompt_budget,
     summary_budget,
 )
-from engine.memory.summary_quality import TOO_LONG, judge_summary
+from engine.memory.summary_quality import TOO_LONG, MergeParts, judge_summary
+from engine.memory.tokens import counter_of
 from engine.memory.waterfall import Chunk
 from engine.vault.summaries import Method, Summary
 
@@ -80,6 +86,14 @@ class CompactionTally:
     """Replies the quality gate rejected, and requests the model refused."""
     extractive: int = 0
     """Summaries (of a chunk, or merged) made without the model."""
+    upgraded: int = 0
+    """Extractive summaries a model's arriving later replaced."""
+
+
+def extractive_budget(options: Mapping[str, Any], limit: int | None) -> int:
+    """The length of an extractive summary: within ``num_predict`` and ``limit``."""
+    budget = summary_budget(options)
+    return budget if limit is None else min(budget, limit)
 
 
 @dataclass
@@ -93,42 +107,51 @@ class SummarySteps:
     (the actor's ``summary_tokens``); None: no limit but ``num_predict``."""
     urgent: Callable[[MemoryStream], bool]
     tally: CompactionTally
+    names: Sequence[str] = ()
+    """What a summary may name besides its memories: the agent's profile, the world's
+    rooms, objects and people (``engine.memory.grounding``)."""
+    use_model: bool = True
+    """False while the summarizer is failing (``SummarizerHealth``): both steps are
+    made extractively, with no call."""
+    answered: Callable[[], None] = field(default=lambda: None)
+    """Told when the summarizer answers (even with a reply the gate rejects)."""
 
     @property
     def budget(self) -> int:
-        """The length of an extractive summary: within ``num_predict`` and ``limit``."""
-        budget = summary_budget(self.options)
-        return budget if self.limit is None else min(budget, self.limit)
+        """The length of an extractive summary (``extractive_budget``)."""
+        return extractive_budget(self.options, self.limit)
 
     async def merge(
-        self, worker: Calling, longterm: Summary, recent: Summary
+        self, worker: Calling, longterm: Summary, recent: Summary, recent_memories: list[str]
     ) -> tuple[str, Method]:
-        """L and S folded into one summary."""
+        """L and S folded into one summary (``recent_memories``: the raw memories S covers,
+        what the merge's new material is measured against)."""
         mind = worker.mind
         key = f"merge@{recent.covers_to}"
-        prompt = merge_prompt(mind.character.name, longterm.text, recent.text, self.limit)
-        room = prompt_budget(self.options)
-        if mind.rejections.get(key, 0) >= MAX_REJECTIONS or (
-            room is not None and len(prompt) > room
-        ):
-            return extractive_merge(longterm.text, recent.text, self.budget), "extractive"
+        prompt = fitted_merge_prompt(mind.character.name, longterm.text, recent.text, self.limit,
+                                     prompt_budget(self.options), counter_of(self.llm))  # fmt: skip
+        if not self.use_model or mind.rejections.get(key, 0) >= MAX_REJECTIONS or prompt is None:
+            text = extractive_merge(longterm.text, recent.text, self.budget, recent_memories)
+            return text, "extractive"
+        parts = MergeParts(longterm.text, recent.text, recent_memories)
         return await self._ask(worker, prompt, key, "merge into the long-term summary",
-                               purpose="merge", sources=[longterm.text, recent.text])  # fmt: skip
+                               purpose="merge", sources=[], merge=parts)  # fmt: skip
 
     async def chunk(self, worker: Calling, chunk: Chunk, memories: list[str]) -> tuple[str, Method]:
         """The chunk's memories summarized."""
         mind = worker.mind
         start, end = chunk
         key = f"chunk@{start}"
-        prompt = fitted_chunk_prompt(mind.character.name, memories, prompt_budget(self.options))
-        if prompt is None or mind.rejections.get(key, 0) >= MAX_REJECTIONS:
+        prompt = fitted_chunk_prompt(mind.character.name, memories, prompt_budget(self.options),
+                                     counter_of(self.llm))  # fmt: skip
+        if not self.use_model or prompt is None or mind.rejections.get(key, 0) >= MAX_REJECTIONS:
             return extractive_summary(memories, self.budget), "extractive"
         return await self._ask(worker, prompt, key, f"summary of #{start}-#{end - 1}",
                                purpose="summary", sources=memories)  # fmt: skip
 
     async def _ask(
         self, worker: Calling, prompt: str, key: str, what: str, *, purpose: str,
-        sources: list[str],
+        sources: list[str], merge: MergeParts | None = None,
     ) -> tuple[str, Method]:  # fmt: skip
         mind = worker.mind
         player = mind.character.type != "agent"
@@ -153,13 +176,15 @@ class SummarySteps:
         except LLMError as exc:
             if not about_the_request(exc):
                 raise
+            self.answered()
             problem = f"the summarizer refused the request ({one_line(exc)})"
             raise self._rejected(mind, key, f"{what} rejected: {problem}") from exc
         finally:
             worker.calling -= 1
+        self.answered()
         verdict = judge_summary(
-            unwrap_summary(reply.text), prompt, sources=sources, limit=self.limit,
-            copies_allowed=purpose == "merge", truncated=reply.truncated,
+            unwrap_summary(reply.text), prompt, sources=sources, names=self.names,
+            limit=self.limit, merge=merge, truncated=reply.truncated,
         )  # fmt: skip
         if verdict.summary is not None:
             return verdict.summary, "llm"

@@ -35,6 +35,8 @@ from engine.errors import UsageError, VaultError
 from engine.lab.branch import Branch, go_live, settings_with
 from engine.lab.replay_tape import WAITED_GATES, ReplayDiverged, ReplaySequencer, TapeBackend
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
+from engine.llm.local import embedded_tokens
+from engine.memory.tokens import ESTIMATE, TokenCounter
 from engine.sim.do import SETTLE_TIMEOUT
 from engine.sim.recorder import TAPE
 from engine.sim.run import configure_memory, start_agents
@@ -230,19 +232,22 @@ def open_replay(run_dir: Path, vault: Path, kind: str, extra: dict[str, Any],
         sim.wait_for = _no_wait
         sequencer = ReplaySequencer(events)
         recorder.sequencer, recorder.on_event = sequencer, sequencer.compare
-        tape = TapeBackend(calls, sequencer)
+        tape = TapeBackend(calls, sequencer, recorded_counter(meta))
         recorder.replaying = True
         dispatcher = Dispatcher([Endpoint(TAPE, tape, slots=1_000_000)],
                                 retry=RetryPolicy(attempts=1_000, deadline=3600.0),
                                 sleep=_no_wait, cooloff=0.0)  # fmt: skip
         summarizers = dict(meta.get("summarizers") or {})
         consolidators = dict(meta.get("consolidators") or {})
+        embedded = bool(meta.get("embedded", meta.get("local")))
+        sim.embedded = embedded  # (its thinkers check speech for noise, as the run's did)
         if meta.get("compaction", True):
-            configure_memory(sim, dispatcher, summarizers, consolidators,
-                             local=bool(meta.get("embedded", meta.get("local"))))  # fmt: skip
+            configure_memory(sim, dispatcher, summarizers, consolidators, local=embedded)
         if meta.get("retry") is False:
             sim.compactor.retry = sim.knowledge.retry = False
         sim.memory_gate.enabled = meta.get("memory_gate") is True  # (not before it existed)
+        sim.compactor.bounded = meta.get("memory_bound") is True  # (nor this)
+        sim.compactor.players = "extractive" if meta.get("players") == "extractive" else "llm"
         models = dict(meta.get("models") or {})
         scheduler = start_agents(sim, dispatcher, models, meta.get("seed")) if models else None
     except BaseException:
@@ -257,6 +262,19 @@ async def _no_wait(seconds: float) -> None:
     await asyncio.sleep(0)
 
 
+def recorded_counter(meta: Mapping[str, Any]) -> TokenCounter:
+    """How the recorded run counted its prompts' tokens, so its prompts are fitted alike:
+    the embedded model's tokenizer for a run with it in-process (when it is installed
+    here; without it a prompt the run cut may come out otherwise), else the estimate."""
+    if not meta.get("local"):
+        return ESTIMATE
+    names = [
+        *dict(meta.get("models") or {}).values(),
+        *dict(meta.get("summarizers") or {}).values(),
+    ]
+    return embedded_tokens(names[0] if names else None) or ESTIMATE
+
+
 _REPEATED = (
     "models",
     "summarizers",
@@ -268,6 +286,8 @@ _REPEATED = (
     "compaction",
     "turn_slots",
     "memory_gate",
+    "memory_bound",
+    "players",
 )
 """What a replay takes from the recorded ``run.json``."""
 

@@ -13,6 +13,7 @@ from typing import Any
 from engine.errors import LLMError, LLMResponseError, LLMUnavailableError, MudsimError
 from engine.llm.dispatcher import Endpoint
 from engine.llm.request import Generation, LLMRequest
+from engine.memory.tokens import ESTIMATE, TokenCounter
 from engine.sim.sequencer import Turnstile
 
 WAITED_GATES = frozenset({"send", "answer", "wake"})
@@ -107,15 +108,20 @@ def _short(value: object) -> str:
 
 class TapeBackend:
     """Serves each call its recorded reply, by the call's key (never by its prompt), after
-    building the prompt as the recorded run did and checking it is the same text. After
+    building the prompt as the recorded run did and checking it is the same text, with
+    what it waited for memory in the run (``memory_wait_s``: a replay's own queue is
+    never full, yet its agents' ``held_for_memory`` must come out as the run's). After
     a fork's branch point (``live`` set) the calls it still holds go to the live LLM
     (the dispatcher sends new ones there itself: ``Dispatcher.adopt``)."""
 
     name = "tape"
 
-    def __init__(self, calls: Mapping[str, Mapping[str, Any]], sequencer: ReplaySequencer) -> None:
+    def __init__(self, calls: Mapping[str, Mapping[str, Any]], sequencer: ReplaySequencer,
+                 token_counter: TokenCounter = ESTIMATE) -> None:  # fmt: skip
         self.calls = calls
         self.sequencer = sequencer
+        self.token_counter = token_counter
+        """How the recorded run counted tokens (its prompts are fitted alike)."""
         self.live: Endpoint | None = None
         """After a fork's branch point: where a call still in the tape's hands goes."""
         self.served = 0
@@ -151,6 +157,7 @@ class TapeBackend:
                 else LLMUnavailableError(message)
             )
             failure.started = True  # the run's last attempt: no more retries here
+            failure.memory_wait = float(call.get("memory_wait_s") or 0.0)
             raise failure
         return Generation(
             text=str(call.get("reply") or ""),
@@ -159,6 +166,7 @@ class TapeBackend:
             latency=float(call.get("latency_s") or 0.0),
             done_reason=call.get("done_reason"),
             cached_tokens=int(call.get("cached_tokens") or 0),
+            memory_wait=float(call.get("memory_wait_s") or 0.0),
         )
 
     @staticmethod

@@ -12,7 +12,11 @@
   (``LLMRequest.patience``: a player's summary) lets that many times more go first; an
   urgent one (``LLMRequest.urgent``: a compaction of a character whose memory is too
   far behind) goes before everything. ``fairness`` records, per priority, the most
-  better-priority grants any request waited through.
+  better-priority grants any request waited through. A request that urgent ones went
+  before while it waited says, if it is a turn's, how long it waited in the queue in
+  all (``Generation.memory_wait``, ``LLMError.memory_wait``): a turn that waited for
+  memory (``held_for_memory``'s queued turns). A backend that is itself a dispatcher, or a
+  replay's tape, may say it instead (the run's figure, served back).
 - **A pool of endpoints**: each runs at most ``slots`` requests at once (match the
   server's parallel slots). An agent's requests go to the same endpoint while it has
   a free slot (its prompt prefix is cached there), otherwise to the free endpoint with
@@ -52,6 +56,7 @@ from engine.llm.backend import Backend
 from engine.llm.fair_queue import DEFAULT_BYPASS_LIMIT, FairnessStats, FairQueue, Waiting
 from engine.llm.metrics import LLMMetrics
 from engine.llm.request import Generation, LLMRequest, Priority
+from engine.memory.tokens import TokenCounter, counter_of, most_of
 
 
 @dataclass(eq=False)
@@ -109,6 +114,25 @@ def means_down(error: LLMError) -> bool:
     return isinstance(error, LLMUnavailableError)
 
 
+@dataclass
+class _Queued:
+    """What one call (all its attempts) waited in the queue."""
+
+    seconds: float = 0.0
+    """On the dispatcher's clock, from each push to its grant."""
+    behind_urgent: bool = False
+    """Urgent requests went before it while it waited (``FairQueue``'s ``passed_by_urgent``)."""
+    counted: bool = True
+    """A turn's call: what it waited for urgent compactions is a wait for memory."""
+
+    @property
+    def memory_wait(self) -> float:
+        """The seconds a turn's call waited for memory: all it queued, when urgent
+        requests went before it (rounded as the run record keeps it, so that a replay
+        adds up the same figures)."""
+        return round(self.seconds, 6) if self.counted and self.behind_urgent else 0.0
+
+
 @dataclass(eq=False)
 class _Ticket:
     """A request waiting for a slot: granted an endpoint through ``granted``."""
@@ -154,17 +178,25 @@ class Dispatcher:
     def bypass_limit(self) -> int | None:
         return self._queue.bypass_limit
 
+    @property
+    def token_counter(self) -> TokenCounter:
+        """How the models behind it count tokens: an endpoint's backend's own counter
+        (the embedded model's tokenizer), the estimate for one that has none (a server),
+        the largest count of them for a pool that mixes both."""
+        return most_of(counter_of(endpoint.backend) for endpoint in self.endpoints)
+
     # -- the one public call ----------------------------------------------------------
     async def generate(self, request: LLMRequest) -> Generation:
         """Run ``request`` on some endpoint, retrying what can be retried."""
         error: LLMError | None = None
         failed: Endpoint | None = None
+        queued = _Queued(counted=request.priority == Priority.TURN)
         for attempt in range(self.retry.attempts):
             if attempt:
                 self.metrics.retries += 1
                 if not self._another_can_take(failed):
                     await self._sleep(self.retry.wait(attempt - 1, self._rng, error))
-            endpoint = await self._acquire(request, avoid=failed)
+            endpoint = await self._acquire(request, avoid=failed, queued=queued)
             try:
                 generation = await self._call(endpoint, request)
             except LLMError as exc:
@@ -178,9 +210,11 @@ class Dispatcher:
                         generation.prompt_tokens, generation.completion_tokens, generation.latency
                     )
                 # a backend that is itself a dispatcher (a fork's live LLM behind the
-                # tape) has said where the call went and how often it was retried
+                # tape) has said where the call went and how often it was retried; a
+                # tape, what the recorded call waited for memory
                 return replace(generation, endpoint=generation.endpoint or endpoint.name,
-                               retries=attempt + generation.retries)  # fmt: skip
+                               retries=attempt + generation.retries,
+                               memory_wait=generation.memory_wait or queued.memory_wait)  # fmt: skip
             finally:
                 self._release(endpoint)
         assert error is not None
@@ -188,6 +222,7 @@ class Dispatcher:
             metrics.failed(str(error))
         if not error.endpoint:  # else a dispatcher behind this one said it (as above)
             error.endpoint, error.retries = endpoint.name, attempt
+        error.memory_wait = error.memory_wait or queued.memory_wait
         raise error
 
     async def _call(self, endpoint: Endpoint, request: LLMRequest) -> Generation:
@@ -248,7 +283,11 @@ class Dispatcher:
         )
 
     # -- the gate ---------------------------------------------------------------------
-    async def _acquire(self, request: LLMRequest, avoid: Endpoint | None = None) -> Endpoint:
+    async def _acquire(
+        self, request: LLMRequest, avoid: Endpoint | None = None, queued: _Queued | None = None
+    ) -> Endpoint:
+        """A slot for ``request``: at once if nothing waits and one is free, else when the
+        queue grants it; what it waited is added to ``queued``."""
         if self._closed:
             raise LLMUnavailableError("the LLM dispatcher is shutting down")
         if not self._queue and (endpoint := self._free_endpoint(request.agent, avoid)) is not None:
@@ -260,6 +299,7 @@ class Dispatcher:
             ticket, request.priority, patience=request.patience, urgent=request.urgent
         )
         self.metrics.queued += 1
+        since = self._clock()
         try:
             return await ticket.granted
         except asyncio.CancelledError:
@@ -270,6 +310,9 @@ class Dispatcher:
             raise
         finally:
             self.metrics.queued -= 1
+            if queued is not None:
+                queued.seconds += max(0.0, self._clock() - since)
+                queued.behind_urgent = queued.behind_urgent or entry.passed_by_urgent > 0
 
     def _up(self, endpoint: Endpoint) -> bool:
         return endpoint.down_until <= self._clock()

@@ -26,7 +26,13 @@ turn, yet none of them waits without limit.
 
 A request pushed with ``urgent`` (a callable, asked each time the head is chosen) goes
 before everything else while it answers True, oldest first: a compaction of a character
-whose memory has fallen too far behind (``engine.memory.backpressure``).
+whose memory has fallen too far behind (``engine.memory.backpressure``). Each waiting
+request counts the urgent ones that went before it that way (``passed_by_urgent``): a
+turn that waited while compactions went first waited for memory (``held_for_memory``).
+Urgency ages the other way too: a request passed by ``bypass_limit`` (times its
+patience) urgent ones goes first, before them, so a crowd whose memory never catches up
+(a player typing fast) starves no agent of its turns; the memory bound holds without
+the model anyway (``engine.agents.compactor``).
 
 ``FairnessStats`` records, per priority, how many requests were granted and the most
 times any of them was bypassed (``scripts/bench.py fairness`` and the tests read it).
@@ -57,6 +63,9 @@ class Waiting(Generic[T]):
     """Overdue after ``patience`` times the queue's ``bypass_limit`` (see the module)."""
     urgent: Callable[[], bool] | None = None
     """While it answers True the request goes first (see the module)."""
+    passed_by_urgent: int = 0
+    """Requests served before it for their urgency alone while it waited (it came first
+    by priority and arrival, and was not urgent itself)."""
 
 
 class FairQueue(Generic[T]):
@@ -90,6 +99,10 @@ class FairQueue(Generic[T]):
         one (worst priority, then oldest), else the best priority (oldest first)."""
         if not self._waiting:
             return None
+        limit = self.bypass_limit
+        for entry in self._waiting:  # passed by urgent ones long enough: it goes first
+            if limit is not None and entry.passed_by_urgent >= limit * entry.patience:
+                return entry
         for entry in self._waiting:  # (in arrival order: pushed in order, never reordered)
             if entry.urgent is not None and entry.urgent():
                 return entry
@@ -99,14 +112,22 @@ class FairQueue(Generic[T]):
         return min(self._waiting, key=lambda entry: (entry.priority, entry.order))
 
     def pop(self) -> Waiting[T]:
-        """Take the head; every waiting request of a worse priority was bypassed once."""
+        """Take the head; every waiting request of a worse priority was bypassed once, and
+        every one an urgent head went before for its urgency alone was passed by it."""
         head = self.peek()
         if head is None:
             raise IndexError("pop from an empty FairQueue")
+        jumped = head.urgent is not None and head.urgent()
         self._waiting.remove(head)
         for entry in self._waiting:
             if entry.priority > head.priority:
                 entry.bypassed += 1
+            elif (
+                jumped
+                and (entry.priority, entry.order) < (head.priority, head.order)
+                and not (entry.urgent is not None and entry.urgent())
+            ):
+                entry.passed_by_urgent += 1
         return head
 
     def remove(self, entry: Waiting[T]) -> None:

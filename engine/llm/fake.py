@@ -39,7 +39,7 @@ DEFAULT_SCRIPT = ("look", "say Hello.", "think What a quiet place.")
 DEFAULT_SUMMARY = "I looked around, said hello to whoever was near, and kept my thoughts to myself."
 _AT_MOST = re.compile(r"Use at most (\d+) words")
 _OWN_WORDS = frozenset({"most", "remember", "looked", "around", "said", "hello", "whoever",
-                        "near", "kept", "thoughts", "myself", "summary", "none"})  # fmt: skip
+                        "near", "kept", "thoughts", "myself", "summary", "none", "lately"})  # fmt: skip
 
 
 class ScriptedBackend:
@@ -124,20 +124,35 @@ def asked_length(prompt: str, options: Mapping[str, Any]) -> int:
 
 
 def fake_summary(prompt: str) -> str:
-    """``DEFAULT_SUMMARY``, then the three words the prompt's memories (or summaries) use
-    most, so that the summary is about them (pure)."""
+    """ "I remember ..." and the (up to) six words the prompt's memories use most, or for a
+    merge three of each summary's, so that the summary is about them, in their words (the
+    gate finds it grounded); ``DEFAULT_SUMMARY`` when they have too few (pure)."""
     lines = prompt.splitlines()
     if "MEMORIES:" in lines:
-        text = "\n".join(lines[lines.index("MEMORIES:") + 1 :])
-    else:
-        text = _section(lines, "OLDER SUMMARY:") + "\n" + _section(lines, "RECENT SUMMARY:")
+        top = _most_used("\n".join(lines[lines.index("MEMORIES:") + 1 :]), 6)
+        if len(top) < 2:
+            return DEFAULT_SUMMARY
+        return f"I remember {', '.join(top[:-1])} and {top[-1]}, again and again."
+    old_text, new_text = _section(lines, "OLDER SUMMARY:"), _section(lines, "RECENT SUMMARY:")
+    old_words, new_words = set(words(old_text)), set(words(new_text))
+    older = _only_first(_most_used(old_text, 30), new_words)[:3]
+    recent = _only_first([w for w in _most_used(new_text, 30) if w not in older], old_words)[:3]
+    if len(older) < 2 or len(recent) < 2:
+        return DEFAULT_SUMMARY
+    return (f"I remember {', '.join(older[:-1])} and {older[-1]}, "
+            f"and lately {', '.join(recent[:-1])} and {recent[-1]}.")  # fmt: skip
+
+
+def _only_first(found: list[str], elsewhere: set[str]) -> list[str]:
+    """``found``, the words not in ``elsewhere`` first (what only that summary says)."""
+    return [w for w in found if w not in elsewhere] + [w for w in found if w in elsewhere]
+
+
+def _most_used(text: str, count: int) -> list[str]:
+    """The ``count`` words of four letters or more ``text`` uses most, stopwords aside."""
     found = Counter(w for w in words(text.replace(CHUNK_CUE, "")) if len(w) > 3
                     and w not in STOPWORDS and w not in _OWN_WORDS)  # fmt: skip
-    top = [word for word, _ in found.most_common(3)]
-    if not top:
-        return DEFAULT_SUMMARY
-    named = top[0] if len(top) == 1 else ", ".join(top[:-1]) + " and " + top[-1]
-    return f"{DEFAULT_SUMMARY} Most of all I remember {named}."
+    return [word for word, _ in found.most_common(count)]
 
 
 def faithful_summary(prompt: str, budget: int) -> str:

@@ -12,7 +12,9 @@ model in ``parameters`` (8B for the rest). It records every generate or chat bod
 ``fail_next(status, times)`` (with a ``Retry-After`` header while ``retry_after`` is
 set), ``hang_next(times)`` (never answer, until stopped),
 ``delay`` seconds before answering (plus a random part of ``jitter``; knowledge passes
-``knowledge_delay`` more), ``error_mid_stream``, and on a fixed schedule
+``knowledge_delay`` more, summaries ``summary_delay`` and a random part of
+``summary_jitter`` more), every summary answered with HTTP ``summary_status`` while it
+is set, ``error_mid_stream``, and on a fixed schedule
 (``FaultSchedule``: HTTP 500 every n-th call, a hang every m-th, garbage every k-th),
 which the fault soak (``scripts/soak.py``) uses. With ``summary`` set, prompts ending
 in the summarizer's cue (``SUMMARY:``) get that text instead of the next scripted reply
@@ -141,6 +143,17 @@ class StubOllama(OllamaCompatibleServer):
         self.faults = faults or FaultSchedule()
         self.summary = summary
         """The answer to every summarizer prompt (None: the script answers them too)."""
+        self.summary_delay = 0.0
+        """Seconds more before answering a summarizer prompt, a chunk's or a merge's (a
+        slow summarizer: a crowd's compactions fall behind; cut short when the server
+        stops)."""
+        self.summary_jitter = 0.0
+        """Up to this many seconds more before a summarizer prompt's answer, at random
+        (``seed``): a summarizer that takes 0.5-2 s is ``summary_delay`` 0.5 and
+        ``summary_jitter`` 1.5."""
+        self.summary_status = 0
+        """When set, every summarizer prompt is answered with this HTTP status (a
+        summarizer that fails while turns go on)."""
         self.knowledge_delay = 0.0
         """Seconds more before answering a knowledge-pass prompt (a slow model's passes;
         cut short when the server stops)."""
@@ -241,6 +254,12 @@ class StubOllama(OllamaCompatibleServer):
             time.sleep(self.delay)
         if knowing and self.knowledge_delay:
             self._released.wait(timeout=self.knowledge_delay)
+        if (self.summary_delay or self.summary_jitter) and is_summary_prompt(body):
+            with self._lock:
+                extra = self._rng.uniform(0, self.summary_jitter)
+            self._released.wait(timeout=self.summary_delay + extra)
+        if self.summary_status and is_summary_prompt(body) and failure is not None:
+            failure = self.summary_status
         if failure is None:
             return Refusal(503, "server stopped")
         if failure:

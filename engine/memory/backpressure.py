@@ -15,9 +15,11 @@ instead (DESIGN.md, "Back-pressure"):
   its room), so an agent command never takes anyone past its limit: an agent's M - b
   stays within I + 2R and a player's within I + 3R.
 
-A person's own commands are never held: each line a player types while the agents wait
-adds one more (with a player who speaks once a turn: I + 2R + 1 and I + 3R + 1, within
-the issue's I + 2R + S and I + 4R).
+A person's own commands are never held, and a summarizer may be slow or fail: so the
+*bound* (``bound``: I + 2R for an agent, I + 4R for a player) is kept another way. A
+memory that would take a character past it commits the due chunk extractively at
+once, with no model (``engine.agents.compactor``): M - b never passes it, whatever
+arrives, however slow the summarizer.
 """
 
 from __future__ import annotations
@@ -35,6 +37,13 @@ def limit(windows: Windows, kind: str) -> int:
     """The M - b at which a character is behind (``kind``: agent or player): agent
     commands wait until its compaction brings it below."""
     return windows.immediate + (2 if kind == "agent" else 3) * windows.recent
+
+
+def bound(windows: Windows, kind: str) -> int:
+    """The most M - b a character ever has (``kind``: agent or player): a memory that
+    would pass it commits the due chunk extractively at once. An agent's is its
+    ``limit``, I + 2R (within the issue's I + 2R + S); a player's I + 4R."""
+    return windows.immediate + (2 if kind == "agent" else 4) * windows.recent
 
 
 def behind(memories: int, boundary: int, windows: Windows, kind: str) -> bool:

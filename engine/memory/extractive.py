@@ -5,7 +5,7 @@ When the summarizer's replies keep failing the quality gate, the compactor commi
 
 - ``extractive_summary(memories, budget)``: the chunk's most informative memories,
   each on one line and cut to a share of the budget, in the order they happened;
-- ``extractive_merge(longterm, recent, budget)``: the long-term and the short-term
+- ``extractive_merge(longterm, recent, budget, recent_memories)``: the long-term and the short-term
   summaries folded into one, the recent one first served (two thirds of the budget at
   least, as the merge prompt asks "the recent ones in more detail"), then the older one
   in what is left, older first in the text;
@@ -14,14 +14,18 @@ When the summarizer's replies keep failing the quality gate, the compactor commi
 
 A memory (or a sentence) is informative by the words it has that the others lack: its
 score is the sum, over its distinct content words, of 1 / (the number of pieces that
-word appears in). Ties go to the earlier piece. Exact repeats are kept once. The
+word appears in), summed exactly (``math.fsum``: no result depends on the order a
+set of words comes in, which string hashing sets per process). Ties go to the earlier
+piece. Exact repeats are kept once. The
 result is never longer than ``budget`` characters and never empty.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Final
 
 from engine.memory.wording import STOPWORDS, sentences, words
@@ -43,16 +47,25 @@ def extractive_summary(memories: Sequence[str], budget: int) -> str:
     return "\n".join(chosen) if chosen else _fit(NOTHING, budget)
 
 
-def extractive_merge(longterm: str, recent: str, budget: int) -> str:
+def extractive_merge(
+    longterm: str, recent: str, budget: int, recent_memories: Sequence[str] = ()
+) -> str:
     """``longterm`` and ``recent`` as one summary within ``budget`` characters: the
-    recent summary's best sentences first served, the older one's in what is left."""
+    recent summary's best sentences first served, the older one's in what is left. It
+    keeps both: a sentence of the older summary with a word neither the recent one nor
+    its memories (``recent_memories``) have, and one of the recent summary with a word
+    the older lacks, whenever there are such sentences."""
     older = _distinct(_one_line(s) for s in sentences(longterm))
     newer = _distinct(_one_line(s) for s in sentences(recent) if _one_line(s) not in older)
+    old_words = set().union(*map(_content_words, older))
+    new_words = set().union(*map(_content_words, newer))
+    old_only = old_words - new_words - set().union(*map(_content_words, recent_memories))
     cap = _piece_cap(budget)
     older_share = min(budget // 3, _length(older))
-    picked_newer = _select(newer, budget - older_share, cap=cap, scored_with=older + newer)
+    picked_newer = _select(newer, budget - older_share, cap=cap, scored_with=older + newer,
+                           holding=new_words - old_words)  # fmt: skip
     left = budget - _length(picked_newer) - (1 if picked_newer else 0)
-    picked_older = _select(older, left, cap=cap, scored_with=older + newer)
+    picked_older = _select(older, left, cap=cap, scored_with=older + newer, holding=old_only)
     chosen = picked_older + picked_newer
     return "\n".join(chosen) if chosen else _fit(NOTHING, budget)
 
@@ -86,18 +99,26 @@ def _content_words(piece: str) -> set[str]:
 
 
 def _select(
-    pieces: list[str], budget: int, *, cap: int, scored_with: list[str] | None = None
-) -> list[str]:
-    """Pieces by score (best first, ties: earlier), each cut to ``cap``, while they fit
-    in ``budget`` with a newline between two; returned in their original order."""
+    pieces: list[str], budget: int, *, cap: int, scored_with: list[str] | None = None,
+    holding: AbstractSet[str] = frozenset(),
+) -> list[str]:  # fmt: skip
+    """Pieces by score (best first, ties: earlier; the best one with a word of
+    ``holding``, if any, before all), each cut to ``cap``, while they fit in ``budget``
+    with a newline between two; returned in their original order. A score is summed
+    exactly (``math.fsum``), so it is the same whatever order a process's string hashing
+    gives a set of words."""
     if budget <= 0 or not pieces:
         return []
     frequency = Counter(w for piece in scored_with or pieces for w in _content_words(piece))
 
     def score(piece: str) -> float:
-        return sum(1 / frequency[w] for w in _content_words(piece) if frequency[w])
+        return math.fsum(1 / frequency[w] for w in _content_words(piece) if frequency[w])
 
     ranked = sorted(range(len(pieces)), key=lambda i: (-score(pieces[i]), i))
+    holder = next((i for i in ranked if _content_words(pieces[i]) & holding), None)
+    if holder is not None:
+        ranked.remove(holder)
+        ranked.insert(0, holder)
     chosen: dict[int, str] = {}
     used = 0
     for index in ranked:

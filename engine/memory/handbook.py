@@ -29,6 +29,7 @@ from typing import Final
 
 import yaml
 
+from engine.memory.tokens import CHARACTERS, TokenCounter, cut_text
 from engine.world.safe_yaml import load_yaml
 
 PROFILE_WORDS: Final = 300
@@ -153,13 +154,17 @@ def enforce_limits(text: str) -> str:
     return rendered
 
 
-def prompt_excerpt(text: str, budget_chars: int, *, own: str = "") -> str:
+def prompt_excerpt(
+    text: str, budget_chars: int, *, own: str = "", counter: TokenCounter = CHARACTERS
+) -> str:
     """What a turn's prompt carries of memory_summary.md: the profile and the first
-    tips, within ``budget_chars`` (the profile cut at a word if it alone is longer);
-    "" when there is nothing learned yet or no budget. ``own``: the profile the prompt
-    already opens with, left out where the handbook's profile repeats it."""
+    tips, within ``budget_chars`` as ``counter`` counts (characters, or the model's
+    tokens: the actor's ``handbook_tokens``), the profile cut at a word if it alone is
+    longer; "" when there is nothing learned yet or no budget. ``own``: the profile the
+    prompt already opens with, left out where the handbook's profile repeats it."""
     if budget_chars <= 0:
         return ""
+    size = len if counter is CHARACTERS else counter.count
     found = sections(text)
     profile = " ".join(found.get(PROFILE, "").split())
     own = " ".join(own.split())
@@ -170,16 +175,18 @@ def prompt_excerpt(text: str, budget_chars: int, *, own: str = "") -> str:
         profile = ""
     if not profile and not tips:
         return ""
-    if len(profile) > budget_chars:
+    if counter is not CHARACTERS:
+        profile = cut_text(profile, budget_chars, counter)
+    elif len(profile) > budget_chars:
         profile = profile[:budget_chars].rsplit(" ", 1)[0] + "…"
     lines = [profile] if profile else []
-    used = len(profile)
+    used = size(profile)
     for number, tip in enumerate(tips, 1):
         line = f"{number}. {' '.join(tip.split())}"
-        if used + len(line) + 1 > budget_chars:
+        if used + size(line) + 1 > budget_chars:
             break
         lines.append(line)
-        used += len(line) + 1
+        used += size(line) + 1
     return "\n".join(lines)
 
 
@@ -362,7 +369,7 @@ def render_skill(
     # JSON strings and lists are YAML too: the front matter reads back whatever they hold
     lines = [
         "---",
-        f"name: {name}",
+        f"name: {_yaml_json(name)}",  # (quoted: a name like "00" or "yes" stays a text)
         f"description: {_yaml_json(' '.join(description.split()))}",
         f"keywords: {_yaml_json([' '.join(k.split()) for k in keywords])}",
         "---",

@@ -56,7 +56,6 @@ from engine.memory.retrieval_scoring import (
     OWN_PLACES,
     RECENT_HOURS,
     RELATED_HEADING,
-    STOPWORDS,
     SUMMARY_HEADING,
     Chosen,
     Item,
@@ -72,9 +71,9 @@ from engine.memory.retrieval_scoring import (
     recency,
     relevance,
     situation_keywords,
-    stem,
     terms,
 )
+from engine.memory.wording import STOPWORDS, stem
 
 __all__ = [
     "CHARS_PER_TOKEN", "DUPLICATE", "E_FOLDING_DAYS", "HEADINGS", "KEYWORDS_MAX",

@@ -12,9 +12,8 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Final, Literal
 
-import snowballstemmer  # type: ignore[import-untyped]
-
 from engine.memory.knowledge import KnowledgeType
+from engine.memory.wording import STOPWORDS, stem
 
 E_FOLDING_DAYS: Final = 7.0
 """Recency is ``exp(-age_days / 7)``: 7 days is its e-folding time (about 4.9 days to halve)."""
@@ -47,30 +46,10 @@ RELATED_HEADING: Final = "### Related Agents"
 KNOWLEDGE_PLACES: Final[tuple[Place, ...]] = ("fact", "hypothesis", "gap", "recent")
 OWN_PLACES: Final[tuple[Place, ...]] = ("note", "past")
 
-# fmt: off
-STOPWORDS: Final = frozenset((
-    "the", "and", "for", "with", "from", "into", "this", "that", "there", "here", "your",
-    "you", "are", "was", "were", "has", "have", "had", "not", "but", "its", "his", "her",
-    "their", "them", "they", "she", "him", "who", "what", "when", "where", "which", "then",
-    "than", "also", "just", "very", "some", "any", "all", "out", "off", "over", "under",
-    "about", "again", "once", "only", "own", "same", "too", "can", "will", "would",
-    "should", "could", "might", "must", "does", "did", "doing", "done", "been", "being",
-    "our", "ours",
-))
-# fmt: on
 _WORD: Final = re.compile(r"[^\W_]+")
-_ENGLISH: Final = snowballstemmer.stemmer("english")
 
 
 # --- words ---------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """The word lowercased and stemmed by Snowball's English stemmer ("keys" and "key",
-    "cities" and "city", "running" and "run" are one word); a word in another script
-    comes back lowercased, unchanged."""
-    return str(_ENGLISH.stemWord(word.casefold()))
 
 
 @lru_cache(maxsize=16384)
@@ -80,8 +59,9 @@ def _terms(text: str) -> tuple[str, ...]:
 
 
 def terms(text: str) -> list[str]:
-    """The stems of ``text``'s words of two letters or more, stopwords left out (cached:
-    a room's name and description come back every turn)."""
+    """The stems (``engine.memory.wording.stem``) of ``text``'s words of two letters or
+    more, stopwords left out (cached: a room's name and description come back every
+    turn)."""
     return list(_terms(text))
 
 

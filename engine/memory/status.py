@@ -111,11 +111,27 @@ class MemoryStatus:
     long_term: SummaryInfo | None = None
     hidden_in_last_prompt: int | None = None
     """Memories the last turn prompt left out to fit ``num_ctx`` (None: no turn yet)."""
+    cut_in_last_prompt: tuple[str, ...] = ()
+    """The parts the last turn prompt cut short to fit ``num_ctx``, in words ("room
+    description", "2 memories")."""
+    dropped_from_last_prompt: tuple[str, ...] = ()
+    """The parts the last turn prompt left out whole to fit ``num_ctx``, in words
+    ("3 notes", "recent summary")."""
     knowledge: KnowledgeInfo | None = None
     held_turns: int = 0
-    """Turns of this character that waited for memory to catch up (back-pressure)."""
+    """Turns of this character held at the memory gate for memory to catch up
+    (back-pressure)."""
     held_seconds: float = 0.0
-    """How long those waits lasted in all."""
+    """How long those holds lasted in all."""
+    queued_turns: int = 0
+    """Turns whose model calls waited in the dispatcher's queue while urgent compactions
+    (of characters whose memory is behind) went first."""
+    queued_seconds: float = 0.0
+    """How long those calls waited in the queue in all."""
+    in_flight_stale: bool = False
+    """``memory-state.json`` says a compaction is in flight, but no live process holds
+    the vault (one was killed): nothing is in flight, and the next process to take the
+    vault clears the mark."""
 
     @property
     def verbatim(self) -> int:
@@ -136,13 +152,21 @@ class MemoryStatus:
             "recent_window": self.windows.recent,
             "next_compaction_at": self.next_compaction_at,
             "in_flight": self.in_flight,
+            "in_flight_stale": self.in_flight_stale,
             "failures": self.failures,
             "last_error": self.last_error,
             "short_term": self.short_term.to_json() if self.short_term else None,
             "long_term": self.long_term.to_json() if self.long_term else None,
             "hidden_in_last_prompt": self.hidden_in_last_prompt,
+            "cut_in_last_prompt": list(self.cut_in_last_prompt),
+            "dropped_from_last_prompt": list(self.dropped_from_last_prompt),
             "knowledge": self.knowledge.to_json() if self.knowledge else None,
-            "held_for_memory": {"turns": self.held_turns, "seconds": round(self.held_seconds, 3)},
+            "held_for_memory": {
+                "turns": self.held_turns,
+                "seconds": round(self.held_seconds, 3),
+                "queued_turns": self.queued_turns,
+                "queued_seconds": round(self.queued_seconds, 3),
+            },
         }
 
     def render(self) -> str:
@@ -152,23 +176,43 @@ class MemoryStatus:
             f"  memories recorded: {self.memories}; summarised below #{self.boundary}",
             f"  shown word for word: {self.verbatim} (windows: immediate {w.immediate}, recent {w.recent})",
             *_hidden(self.hidden_in_last_prompt),
+            *_left_out(self.cut_in_last_prompt, self.dropped_from_last_prompt),
             f"  short-term summary: {_summary(self.short_term)}",
             f"  long-term summary: {_summary(self.long_term)}",
             f"  next compaction at: {self.next_compaction_at} memories"
-            + ("; one is in flight" if self.in_flight else ""),
+            + ("; one is in flight" if self.in_flight else "")
+            + (STALE if self.in_flight_stale else ""),
             f"  failures: {self.failures}"
             + (f"; last error: {self.last_error}" if self.last_error else ""),
-            *_held(self.held_turns, self.held_seconds),
+            *_held(self.held_turns, self.held_seconds, self.queued_turns, self.queued_seconds),
             *(self.knowledge.render() if self.knowledge else []),
         ]
         return "\n".join(lines)
 
 
-def _held(turns: int, seconds: float) -> list[str]:
-    if not turns:
+STALE = (
+    "; memory-state.json says one is in flight, but no process holds the vault: the mark "
+    "is stale (left by a process that is gone; the next run, do or repair clears it)"
+)
+
+
+def _held(
+    turns: int, seconds: float, queued_turns: int = 0, queued_seconds: float = 0.0
+) -> list[str]:
+    """Every wait for memory, the total first: turns held at the gate, turns whose calls
+    queued behind urgent compactions."""
+    if not turns and not queued_turns:
         return []
-    noun = "turn" if turns == 1 else "turns"
-    return [f"  held for memory: {turns} {noun} waited {seconds:.1f} s in all for summaries"]
+    if not queued_turns:
+        return [f"  held for memory: {_turns(turns)} waited {seconds:.1f} s in all for summaries"]
+    parts = [f"{_turns(turns)} held at the gate {seconds:.1f} s"] if turns else []
+    parts.append(f"{_turns(queued_turns)} queued behind urgent summaries {queued_seconds:.1f} s")
+    return [f"  held for memory: {seconds + queued_seconds:.1f} s in all for summaries "
+            f"({'; '.join(parts)})"]  # fmt: skip
+
+
+def _turns(count: int) -> str:
+    return f"{count} turn" if count == 1 else f"{count} turns"
 
 
 def _hidden(count: int | None) -> list[str]:
@@ -176,6 +220,15 @@ def _hidden(count: int | None) -> list[str]:
         return []
     noun = "memory" if count == 1 else "memories"
     return [f"  {count} older {noun} not shown in the last prompt (to fit num_ctx)"]
+
+
+def _left_out(cut: tuple[str, ...], dropped: tuple[str, ...]) -> list[str]:
+    """What else the last prompt left out to fit, one line each: what it cut short,
+    what it dropped."""
+    lines = [f"  the last prompt cut short: {', '.join(cut)} (to fit num_ctx)"] if cut else []
+    if dropped:
+        lines.append(f"  the last prompt left out: {', '.join(dropped)} (to fit num_ctx)")
+    return lines
 
 
 def _summary(info: SummaryInfo | None) -> str:

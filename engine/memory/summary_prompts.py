@@ -5,6 +5,11 @@ models. They are first person, ask for no preamble and end with a cue line with
 nothing after it. The summarizer stops on a blank line ("\\n\\n"), so no blank line is
 ever put inside the memories or summaries given: each memory becomes one line, and a
 summary keeps its single newlines but loses its blank ones.
+
+Each is fitted to the summarizer's ``num_ctx`` less its reply (``prompt_budget``, in
+tokens), counted by its model's ``TokenCounter`` (``engine.memory.tokens``): a chunk's
+longest memory lines are cut (``fitted_chunk_prompt``), a merge's two summaries are cut
+from their start, the older first (``fitted_merge_prompt``).
 """
 
 from __future__ import annotations
@@ -13,17 +18,24 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.memory.tokens import CHARACTERS, TokenCounter, cut_text, fits, prompt_room
+
 CHUNK_CUE = "SUMMARY:"
 MERGE_CUE = "COMBINED SUMMARY:"
 DEFAULT_NUM_PREDICT = 400
 """The summarizer's ``num_predict`` when its options give none (or no limit)."""
 CHARS_PER_TOKEN = 3
 """A low estimate of characters per token, so a text within ``summary_budget`` chars
-stays within ``num_predict`` tokens."""
+stays within ``num_predict`` tokens (prompts are fitted in tokens: ``prompt_budget``)."""
 CHARS_PER_WORD = 7
 """A high estimate of characters per word (with its space), to ask for a word count."""
 MIN_LINE = 40
-"""A memory line is never cut shorter than this to fit a chunk's prompt."""
+"""A memory line is never cut shorter than this (characters) to fit a chunk's prompt..."""
+MIN_LINE_TOKENS = 16
+"""... nor, fitted in tokens, than this many (about ``MIN_LINE`` characters of English,
+a dozen Chinese characters)."""
+MIN_SUMMARY = 16
+"""A merge's summary is never cut shorter than this many tokens (else no merge)."""
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
@@ -56,18 +68,28 @@ def chunk_prompt(name: str, memories: Sequence[str]) -> str:
     return _chunk_prompt(name, _lines(memories))
 
 
-def fitted_chunk_prompt(name: str, memories: Sequence[str], budget: int | None) -> str | None:
-    """``chunk_prompt`` within ``budget`` characters (``prompt_budget``; None: any
-    length): the longest memory lines are cut until it fits. None when it cannot fit
-    even with every line cut to ``MIN_LINE`` characters (the chunk is then summarized
-    without the model)."""
+def fitted_chunk_prompt(
+    name: str, memories: Sequence[str], budget: int | None,
+    counter: TokenCounter = CHARACTERS,
+) -> str | None:  # fmt: skip
+    """``chunk_prompt`` within ``budget`` (``prompt_budget``, as ``counter`` counts;
+    None: any length): the longest memory lines are cut until it fits. None when it
+    cannot fit even with every line cut to ``MIN_LINE`` characters (``MIN_LINE_TOKENS``
+    in tokens; the chunk is then summarized without the model)."""
     lines = _lines(memories)
-    if budget is not None:
-        fitted = fit_lines(lines, budget - len(_chunk_prompt(name, [])))
+    if budget is None:
+        return _chunk_prompt(name, lines)
+    room = budget
+    for _ in range(3):  # the joined prompt may count a token or two above its parts
+        fitted = fit_lines(lines, room - counter.count(_chunk_prompt(name, [])), counter)
         if fitted is None:
             return None
-        lines = fitted
-    return _chunk_prompt(name, lines)
+        prompt = _chunk_prompt(name, fitted)
+        over = counter.count(prompt) - budget if counter is not CHARACTERS else 0
+        if over <= 0:
+            return prompt
+        room -= over
+    return None
 
 
 def _lines(memories: Sequence[str]) -> list[str]:
@@ -110,24 +132,49 @@ def merge_prompt(name: str, longterm: str, recent: str, limit: int | None = None
     )
 
 
+def fitted_merge_prompt(
+    name: str, longterm: str, recent: str, limit: int | None, budget: int | None,
+    counter: TokenCounter = CHARACTERS,
+) -> str | None:  # fmt: skip
+    """``merge_prompt`` within ``budget`` (``prompt_budget``, as ``counter`` counts;
+    None: any length): when the two summaries do not fit, each is cut from its start
+    (the oldest of it goes), the older summary to what the recent one leaves of the
+    room and at most half of it. None when not even ``MIN_SUMMARY`` tokens of each
+    fit (the merge is then made without the model)."""
+    prompt = merge_prompt(name, longterm, recent, limit)
+    if budget is None or fits(prompt, budget, counter):
+        return prompt
+    older, newer = _no_blank_lines(longterm), _no_blank_lines(recent)
+    room = budget - counter.count(merge_prompt(name, "", "", limit))
+    for _ in range(3):  # the joined prompt may count a token or two above its parts
+        if room < 2 * MIN_SUMMARY:
+            return None
+        newer_room = max(room // 2, room - counter.count(older))
+        newer_cut = cut_text(newer, newer_room, counter, keep_end=True) or "(none)"
+        older_cut = cut_text(older, room - counter.count(newer_cut), counter, keep_end=True)
+        prompt = merge_prompt(name, older_cut or "(none)", newer_cut, limit)
+        over = counter.count(prompt) - budget
+        if over <= 0:
+            return prompt
+        room -= over
+    return None
+
+
 def prompt_budget(options: Mapping[str, Any]) -> int | None:
-    """The characters a summarizer prompt may take: ``num_ctx`` less the reply's
-    ``num_predict``, at ``CHARS_PER_TOKEN``, less a tenth; None when the options set no
-    ``num_ctx``."""
-    try:
-        context = int(options["num_ctx"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    if context <= 0:
-        return None
-    reply = summary_budget(options) // CHARS_PER_TOKEN
-    return max(0, int((context - reply) * CHARS_PER_TOKEN * 0.9))
+    """The tokens a summarizer prompt may take: ``num_ctx`` less the reply's
+    ``num_predict`` (``DEFAULT_NUM_PREDICT`` when it gives none) less
+    ``engine.memory.tokens.RESERVED``; None when the options set no ``num_ctx``."""
+    return prompt_room(options, default_reply=DEFAULT_NUM_PREDICT)
 
 
-def fit_lines(lines: Sequence[str], room: int) -> list[str] | None:
-    """``lines`` within ``room`` characters (a newline after each): the longest are cut
-    to a common length, at a word boundary with an ellipsis; None when even
-    ``MIN_LINE`` characters a line do not fit."""
+def fit_lines(
+    lines: Sequence[str], room: int, counter: TokenCounter = CHARACTERS
+) -> list[str] | None:
+    """``lines`` within ``room`` (as ``counter`` counts, a newline after each): the
+    longest are cut to a common size, at a word boundary with an ellipsis; None when
+    even ``MIN_LINE`` characters a line (``MIN_LINE_TOKENS`` in tokens) do not fit."""
+    if counter is not CHARACTERS:
+        return _fit_lines(lines, room, counter)
     if sum(len(line) + 1 for line in lines) <= room:
         return list(lines)
     if len(lines) * (MIN_LINE + 1) > room:
@@ -140,6 +187,30 @@ def fit_lines(lines: Sequence[str], room: int) -> list[str] | None:
         else:
             high = cap - 1
     return [_cut_line(line, low) for line in lines]
+
+
+def _fit_lines(lines: Sequence[str], room: int, counter: TokenCounter) -> list[str] | None:
+    """``fit_lines`` in tokens: the largest token cap at which every line fits, each line
+    kept to at least ``MIN_LINE_TOKENS``."""
+    sizes = [counter.count(line) for line in lines]
+    if sum(sizes) + len(lines) <= room:
+        return list(lines)
+    floors = [min(size, MIN_LINE_TOKENS) for size in sizes]
+    if sum(floors) + len(lines) > room:
+        return None
+
+    def cost(cap: int) -> int:
+        return sum(max(floor, min(size, cap)) for size, floor in zip(sizes, floors, strict=True))
+
+    low, high = 0, max(sizes)
+    while low < high:  # the largest cap at which every line fits
+        cap = (low + high + 1) // 2
+        if cost(cap) + len(lines) <= room:
+            low = cap
+        else:
+            high = cap - 1
+    return [line if size <= low else cut_text(line, max(low, floor), counter)
+            for line, size, floor in zip(lines, sizes, floors, strict=True)]  # fmt: skip
 
 
 def _cut_line(line: str, cap: int) -> str:

@@ -20,11 +20,22 @@ order checked, each with a one-line reason):
   character name left out of both) or of one of the prompt's headings;
 - a copy: with ``copies_allowed`` off (a chunk's summary), at least ``COPY_SHARE`` of
   its words lie in runs of ``COPY_WORDS`` words copied from ``sources``;
-- unrelated: it shares no content word with ``sources`` (when there are any);
 - a loop: one sentence, or one run of eight words, three or more times;
 - midway: it stops mid-sentence (no closing punctuation after a word such as "the" or
   "and": cut off, whatever the backend said);
+- foreign: written in another script or language than ``sources``
+  (``engine.memory.language``);
+- ungrounded: not grounded in ``sources`` and ``names`` (``engine.memory.grounding``:
+  most of its content words are theirs, and every name, number and quoted phrase);
+- a merge (``merge`` given) that keeps nothing of one of its two parts, or is one of
+  them again nearly word for word;
 - too long: more than ``limit`` characters (what the agent's prompt shows whole).
+
+The structural checks come first and are cheap; the measured ones (language,
+grounding, the merge's parts) follow. ``sources`` are always what the summary's facts
+must come from: a chunk's raw memories; for a merge, the old long-term summary (itself
+grounded when it was stored) and the recent summary with the raw memories it covers.
+Stored junk never vouches for new junk.
 
 A rejected reply is a failed attempt for the compactor; after enough of them on one step
 it falls back to an extractive summary (``engine.memory.extractive``).
@@ -39,8 +50,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from engine.memory.faithfulness import unfaithful
+from engine.memory.grounding import grounding, keeps_both, near_copy
+from engine.memory.language import foreign, is_english, language_code
 from engine.memory.summary_prompts import clean_summary
-from engine.memory.wording import content_words, sentences, words
+from engine.memory.wording import sentences, word_count, words
 
 __all__ = ["judge_summary", "sentences", "words"]
 
@@ -56,7 +70,11 @@ TOO_SHORT: Final = "the summarizer's reply is too short to be a summary"
 NO_SENTENCE: Final = "the summarizer's reply has no sentence"
 ECHO: Final = "the summarizer's reply repeats the prompt's instructions"
 COPY: Final = "the summarizer's reply is mostly a copy of the memories"
-UNRELATED: Final = "the summarizer's reply shares no word with what it summarizes"
+FOREIGN: Final = "the summarizer's reply is not in its memories' language"
+UNGROUNDED: Final = "the summarizer's reply is not grounded in its memories"
+UNFAITHFUL: Final = "the summarizer's reply says what its memories do not"
+LOSES_A_PART: Final = "the merged summary does not keep both summaries it merges"
+ONE_PART_AGAIN: Final = "the merged summary is one of the two it merges, nearly word for word"
 LOOP: Final = "the summarizer's reply repeats itself"
 TOO_LONG: Final = "the summarizer's reply is longer than the prompt can show whole"
 
@@ -97,6 +115,8 @@ _I_AM_AN_AI = re.compile(
     r"assistant|computer program|machine)\b|"
     r"\bi (?:do not|don['’]t|cannot|can['’]t) (?:have|access|recall) (?:any )?"
     r"(?:personal )?(?:memories|experiences|feelings|access)\b|"
+    r"\bi (?:do not|don['’]t|cannot|can['’]t|no longer) (?:remember|recall) (?:anything|much|"
+    r"any of)\b|"
     r"\b(?:no|any|not enough) (?:memories|information|text|content|context|data|details) "
     r"(?:to|for me to) (?:summari[sz]e|work with|combine|go on)\b|"
     r"\bnothing (?:here )?to summari[sz]e\b|"
@@ -125,6 +145,16 @@ _OFFER = re.compile(
 
 
 @dataclass(frozen=True)
+class MergeParts:
+    """What a merge folds: the old long-term summary, and the recent summary with the
+    raw memories it covers."""
+
+    older: str
+    recent: str
+    recent_memories: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
 class Verdict:
     summary: str | None
     """The cleaned summary when the reply passed, else None."""
@@ -144,36 +174,80 @@ def judge_summary(
     prompt: str,
     *,
     sources: Sequence[str] = (),
+    names: Sequence[str] = (),
     limit: int | None = None,
-    copies_allowed: bool = False,
+    merge: MergeParts | None = None,
     truncated: bool = False,
 ) -> Verdict:
-    """Accept ``reply`` to ``prompt`` as a summary of ``sources`` (the memories of a chunk,
-    or the two summaries a merge folds; none: not compared), or say in one line why not."""
+    """Accept ``reply`` to ``prompt`` as a summary of ``sources`` (a chunk's memories; with
+    ``merge``, its parts are the sources), ``names`` being what it may also name (the
+    agent's profile, the world's names), or say in one line why not."""
     if truncated:
         return Verdict(None, CUT_OFF)
     text = clean_summary(reply.replace("\r\n", "\n").replace("\r", "\n"))
     if text is None:
         return Verdict(None, EMPTY)
+    if merge is not None:
+        sources = [merge.older, merge.recent, *merge.recent_memories]
     problem = (
         (NOISE if has_noise(text) else None)
         or (TEMPLATE if _TEMPLATE.search(text) else None)
         or (MARKUP if has_markup(text) else None)
         or (REFUSAL if is_refusal(text) else None)
         or (ASKS_BACK if asks_back(text) else None)
-        or (TOO_SHORT if len(words(text)) < MIN_WORDS else None)
+        or (TOO_SHORT if word_count(text) < MIN_WORDS else None)
         or (NO_SENTENCE if not has_sentence(text) else None)
         or (ECHO if echoes_instructions(text, prompt) else None)
-        or (COPY if not copies_allowed and copied_share(text, sources) >= COPY_SHARE else None)
-        or (UNRELATED if sources and not content_words(text) & _source_words(sources) else None)
+        or (COPY if merge is None and copied_share(text, sources) >= COPY_SHARE else None)
         or (LOOP if is_loop(text) else None)
         or (MIDWAY if ends_midway(text) else None)
+        or _measured(text, sources, names, merge, agent=_agent(prompt))
     )
     if problem:
         return Verdict(None, problem)
     if limit is not None and len(text) > limit:
         return Verdict(None, TOO_LONG, cleaned=text)
     return Verdict(text, None)
+
+
+def _agent(prompt: str) -> str:
+    """Whose memories the prompt's instructions say they are."""
+    named = _NAME.search(prompt.split("\n\n", 1)[0])
+    return named.group(1) if named else ""
+
+
+def _measured(
+    text: str,
+    sources: Sequence[str],
+    names: Sequence[str],
+    merge: MergeParts | None,
+    *,
+    agent: str,
+) -> str | None:
+    """The measured checks: language, grounding, and a merge's two parts."""
+    if not sources:
+        return None
+    other = foreign(text, sources)
+    if other:
+        return f"{FOREIGN} ({other})"
+    spoken = language_code(text)
+    why = grounding(text, sources, names, language=spoken).why_not()
+    if why:
+        return f"{UNGROUNDED}: it {why}"
+    english = spoken == "en"
+    memories, summaries = (
+        (merge.recent_memories, [merge.older, merge.recent]) if merge else (sources, [])
+    )
+    why = unfaithful(text, memories, names, agent=agent, english=english, summaries=summaries)
+    if why:
+        return f"{UNFAITHFUL}: it {why}"
+    if merge is not None:
+        lost = keeps_both(text, merge.older, merge.recent, merge.recent_memories)
+        if lost:
+            return f"{LOSES_A_PART}: it {lost}"
+        if near_copy(text, [merge.older, merge.recent]):
+            return ONE_PART_AGAIN
+    return None
 
 
 def has_noise(text: str) -> bool:
@@ -187,21 +261,29 @@ def has_noise(text: str) -> bool:
     return bool(_ESCAPE_TEXT.search(text))
 
 
+_LIST_OR_EMPHASIS: Final = re.compile(r"^\s*(?:[-*•+]\s|\d+[.)]\s)|\*\*|__|\s[-*•]\s+[A-Z]")
+
+
 def has_markup(text: str) -> bool:
-    """A line with no letter or digit, or a heading line (``# ...``)."""
+    """A line with no letter or digit, a heading line (``# ...``), a list item (``- ``,
+    ``* ``, ``1. ``, or such a marker between two items on one line) or emphasis
+    (``**``, ``__``)."""
     for line in text.splitlines():
         stripped = line.strip()
-        if stripped and (not words(stripped) or stripped.startswith("#")):
+        if stripped and (
+            not words(stripped) or stripped.startswith("#") or _LIST_OR_EMPHASIS.search(stripped)
+        ):
             return True
     return False
 
 
 def has_sentence(text: str) -> bool:
-    """Some sentence of four words or more with a function word in it (prose, not a
-    list of names or keywords)."""
+    """Some sentence of four words or more, with an English function word in it when
+    the text is English (prose, not a list of names or keywords)."""
+    english = is_english(text)
     for sentence in sentences(text):
         found = words(sentence)
-        if len(found) >= 4 and any(w in _FUNCTION_WORDS for w in found):
+        if word_count(sentence) >= 4 and (not english or any(w in _FUNCTION_WORDS for w in found)):
             return True
     return False
 
@@ -213,10 +295,14 @@ _DANGLING: Final = frozenset({
 })  # fmt: skip
 
 
+_CLOSING: Final = ".!?…。！？\"”’')»」"
+
+
 def ends_midway(text: str) -> bool:
-    """The text stops on a word no sentence ends with, with nothing closing it."""
-    found = words(text)
-    return bool(found) and text.rstrip()[-1:].isalnum() and found[-1] in _DANGLING
+    """The text stops without closing its last sentence (no full stop, question or
+    exclamation mark, ellipsis or closing quote): a reply cut off, whatever the backend
+    said."""
+    return bool(words(text)) and text.rstrip()[-1:] not in _CLOSING
 
 
 def is_refusal(text: str) -> bool:
@@ -274,13 +360,6 @@ def copied_share(text: str, sources: Sequence[str]) -> float:
         if tuple(tokens[start : start + COPY_WORDS]) in known:
             covered[start : start + COPY_WORDS] = [True] * COPY_WORDS
     return sum(covered) / len(tokens)
-
-
-def _source_words(sources: Sequence[str]) -> set[str]:
-    found: set[str] = set()
-    for source in sources:
-        found |= content_words(source)
-    return found
 
 
 def is_loop(text: str) -> bool:

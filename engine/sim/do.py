@@ -99,7 +99,8 @@ async def do_commands(
         sim.begin_record("do", world, {
             "summarizers": models, "consolidators": consolidators, "local": sim.embedded,
             "endpoints": [e.name for e in dispatcher.endpoints] if dispatcher else [],
-            "retry": False, "compaction": dispatcher is not None,
+            "retry": False, "compaction": dispatcher is not None, "memory_bound": True,
+            "players": sim.compactor.players,
         })  # fmt: skip
         if dispatcher is not None:
             sim.compactor.retry = sim.knowledge.retry = False

@@ -46,7 +46,22 @@ def make_compactor(sim: Simulation) -> Compactor:
         constrain=getattr(settings.llm.profiles.get("summarizer"), "constrain", None),
         summary_chars=summary_chars(settings), urgent=sim.memory_gate.urgent,
         committed=lambda _mind: sim.memory_gate.changed(),
+        names=lambda mind: summary_names(sim, mind.character),
+        players=settings.memory_compaction.players or "llm",
+        notice=lambda line: sim.warn(f"memory: {line}"), note=sim.note,
     )  # fmt: skip
+
+
+def summary_names(sim: Simulation, character: Character) -> list[str]:
+    """What ``character``'s summaries may name besides its memories: its profile and
+    description, and the world's rooms, objects and characters (the gate's grounding)."""
+    world = sim.world
+    return [
+        character.profile, character.description, character.occupation, character.goal,
+        world.name, *(room.name for room in world.rooms.values()),
+        *(name for thing in world.things.values() for name in (thing.name, *thing.aliases)),
+        *(other.name for other in world.characters.values()),
+    ]  # fmt: skip
 
 
 def make_knowledge(sim: Simulation) -> KnowledgePasses:

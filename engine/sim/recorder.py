@@ -8,7 +8,9 @@
   index among calls of that agent, turn and kind (the key a replay serves it by, never
   a hash of the prompt), the model and endpoint, the prompt (unless ``record_prompts:
   false``) and options, the reply, why it stopped, tokens in and out, the seconds it
-  waited and ran, retries, the error; and where in the event stream it was sent and
+  waited and ran, the seconds a turn's call waited in the dispatcher's queue while
+  urgent compactions went first (``memory_wait_s``, which a replay serves back: the
+  turn's agent counts it in ``held_for_memory``), retries, the error; and where in the event stream it was sent and
   answered (``sent_after``, ``answered_after``), which is what lets a replay of
   concurrent agents commit in the recorded order.
 - **events**, numbered in commit order: every world event, every command with its
@@ -37,6 +39,7 @@ from engine.agents.thinker import Generator, Turn
 from engine.errors import LLMError, VaultError
 from engine.llm.request import Generation, LLMRequest
 from engine.memory.secrets import redact
+from engine.memory.tokens import TokenCounter, counter_of
 from engine.sim.sequencer import Sequencer, Turnstile
 from engine.vault.run_store import CALLS, DRAWS, EVENTS, TRAINING, RunFolder, Tape
 
@@ -228,6 +231,8 @@ class RunRecorder:
             "completion_tokens": generation.completion_tokens if generation else 0,
             "cached_tokens": generation.cached_tokens if generation else 0,
             "queue_s": round(max(0.0, seconds - latency), 6), "latency_s": round(latency, 6),
+            "memory_wait_s": (generation.memory_wait if generation is not None
+                              else getattr(error, "memory_wait", 0.0)),
             "retries": generation.retries if generation else getattr(error, "retries", 0),
             "error": None if error is None else _error(error), "builds": builds,
             "sent_after": sent_after, "answered_after": self.count,
@@ -276,6 +281,11 @@ class RecordingLLM:
     def __init__(self, inner: Generator, recorder: RunRecorder,
                  turn_of: Callable[[str | None], int]) -> None:  # fmt: skip
         self.inner, self.recorder, self.turn_of = inner, recorder, turn_of
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        """How the dispatcher's models count tokens (prompts are fitted by it)."""
+        return counter_of(self.inner)
 
     async def generate(self, request: LLMRequest) -> Generation:
         recorder = self.recorder

@@ -47,7 +47,8 @@ async def play(options: RunOptions, environ: Mapping[str, str], *, frozen: bool 
         if live is None:  # no agents: the record has the player's inputs alone
             sim.begin_record("play", options.world, {"models": {}, "local": False,
                                                      "seed": options.seed,
-                                                     "compaction": False})  # fmt: skip
+                                                     "compaction": False,
+                                                     "memory_bound": True})  # fmt: skip
         lines = open_lines(options.vault / ".play-history")
         try:
             await _session(sim, me, lines, live, options)

@@ -99,6 +99,7 @@ def make_thinkers(
             seed=seed,
             constraint=lambda c=character: command_constraint(sim, c),  # type: ignore[misc]
             constrain=constrain,
+            noise_check=sim.embedded,  # only the embedded model writes noise for speech
             last_key=recent[-1] if recent else None,
             recent_keys=recent,
             observe=sim.token_rate.observe,
@@ -149,12 +150,14 @@ async def connect(
         [e.backend for e in dispatcher.endpoints], embedder_model(sim.settings)
     )
     embedded_rules = embedded_everywhere(dispatcher)  # in-process, or served by serve-llm
+    players = sim.settings.memory_compaction.players
+    sim.compactor.players = players or ("extractive" if kind == "serve" else "llm")
     sim.begin_record(kind, options.world, {
         "models": models, "summarizers": summarizers, "consolidators": consolidators,
         "local": choice.local, "embedded": embedded_rules, "seed": options.seed,
         "turns": options.turns,
         "endpoints": [e.name for e in dispatcher.endpoints], "embedder": embedder is not None,
-        "memory_gate": True,
+        "memory_gate": True, "memory_bound": True, "players": sim.compactor.players,
     })  # fmt: skip
     configure_memory(sim, dispatcher, summarizers, consolidators, local=embedded_rules)
     sim.recollection.embedder = embedder

@@ -13,7 +13,8 @@ dispatcher in an order shuffled by ``seed``. A turn whose call failed still coun
 A turn waits at the simulation's memory gate (``engine.sim.memory_gate``) while a
 character's memory is too far behind, before it asks and before its command runs:
 back-pressure keeps every character's unsummarized memories bounded however crowded a
-room is.
+room is. What its calls then wait in the dispatcher's queue while urgent compactions go
+first is counted too (``MemoryGate.counting``).
 
 Every turn the scheduler completes, taken or skipped, is one of a round of the world
 clock (``Simulation.turn_taken``: as many turns as this run has agents), so simulation
@@ -176,8 +177,9 @@ class Scheduler:
         thinker = self.thinkers[agent]
         try:
             await self.sim.turn_starting(agent, thinker.turns + 1)  # the run record's gate
-            async with self.sim.memory_gate.turn(self.sim.minds[agent]) as hold:
-                turn = await thinker.take_turn(self.llm, hold)  # back-pressure
+            gate, mind = self.sim.memory_gate, self.sim.minds[agent]
+            async with gate.turn(mind) as hold:  # back-pressure: the gate's holds, and
+                turn = await thinker.take_turn(gate.counting(self.llm, mind), hold)  # queues
         except asyncio.CancelledError:
             if not self.stopping:
                 raise
@@ -203,6 +205,8 @@ class Scheduler:
     async def finish(self, grace: float = 30.0) -> None:
         """Stop, and give the turns in progress ``grace`` seconds before cancelling them."""
         self.stop()
+        for task in self.sim.memory_gate.holding & self._turns:
+            task.cancel()  # held for memory: it cannot run, so nothing to wait for
         pending = [task for task in self._turns if not task.done()]
         if pending:
             _, late = await asyncio.wait(pending, timeout=grace)

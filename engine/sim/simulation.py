@@ -40,6 +40,7 @@ from engine.llm.dispatcher import Dispatcher
 from engine.memory.handbook_rules import Agent
 from engine.memory.retrieval import TokenRate
 from engine.memory.status import MemoryStatus
+from engine.memory.tokens import TokenCounter, counter_of
 from engine.memory.waterfall import Windows
 from engine.sim import acting, memory_work, run_record, vault_session
 from engine.sim.chronicle import Chronicle
@@ -117,7 +118,11 @@ class Simulation:
         }
         self.supervisor = Supervisor(self._background_error)
         """Owns every background task (compaction workers): their errors are reported."""
-        self.memory_gate = MemoryGate(self.minds, lambda: self.compactor.llm is not None)
+        self.memory_gate = MemoryGate(
+            self.minds,
+            lambda: self.compactor.llm is not None and not self.compactor.health.failing,
+            sleep=self.backoff("memory-hold"),
+        )
         """Holds agent turns while a character's memory is too far behind."""
         self.compactor = memory_work.make_compactor(self)
         """Memory compaction; idle (everything pending) until ``start_compaction``."""
@@ -238,6 +243,15 @@ class Simulation:
     def recorded(self, llm: Generator) -> Generator:
         """``llm``, its calls on the run's record when recorded (``run_record.recorded``)."""
         return run_record.recorded(self, llm)
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        """How the agents' model counts tokens (the embedded model's tokenizer, or the
+        estimate for a server): the dispatcher's its turns go to, else the summarizer's
+        (``do``), else the estimate (no LLM yet)."""
+        if self.llm is not None:
+            return counter_of(self.llm.dispatcher)
+        return counter_of(self.compactor.llm)
 
     def turn_of(self, name: str | None) -> int:
         """The turn an agent is in (``run_record.turn_of``)."""

@@ -33,15 +33,17 @@ Which servers the agents think with, and the options each kind of call uses.
   `consolidator` builds the knowledge bank, its handbook and dreams), a `model` and Ollama
   `options`. An `embedder` profile with a `model` (`nomic-embed-text`) turns on
   semantic retrieval: what an agent brings to mind is also compared by embeddings.
-  `num_ctx` is fixed per profile (changing it reloads the model). Summaries stop on a
-  blank line, never on a single newline.
+  `num_ctx` is fixed per profile (changing it reloads the model); every prompt is fitted
+  to its profile's `num_ctx` less its `num_predict`, in tokens as the model counts them
+  (the embedded model's own tokenizer; for a server, a conservative estimate). Summaries
+  stop on a blank line, never on a single newline.
 - `knowledge_tokens` (actor only): the most tokens a turn's prompt gives what the agent
   brings to mind after its memories (prior knowledge, relevant notes, past
   experiences); unset (`null`): 400 for the embedded model, 2,000 otherwise; 0: none.
 - `notes_tokens`, `summary_tokens`, `handbook_tokens` (actor only): the most tokens the
   relevant notes may take of `knowledge_tokens` (150), each summary (300) and the
-  handbook's profile and tips (300); 0 means no limit of their own (for the handbook:
-  none).
+  handbook's profile and tips (300, counted as the model counts); 0 means no limit of
+  their own (for the handbook: none).
 - `constrain` (actor only): `true` makes the model write only valid commands for where
   the agent stands (Ollama: `format` with a JSON schema); `false` never; unset (`null`)
   means on for the embedded model and for a model the server reports (`/api/show`)
@@ -64,6 +66,16 @@ Every memory is appended to the agent's journal. When more than
 summary is merged into the long-term one. With 64 and 64 this happens at 129, 193,
 257 ... memories. A character's own `immediate_window` / `recent_window` in the world
 file win over these defaults.
+
+A summary the model writes is stored only if it is grounded in the memories it
+summarizes (its words, names and numbers are theirs, in their language); otherwise, after
+three tries, or at once while the summarizer fails, the summary is made extractively
+from the memories themselves (`method: extractive` in its front matter). Whatever
+arrives, no character ever has more than `immediate_window + 2 * recent_window` memories
+unsummarised (a player: `+ 4 * recent_window`): past that, the due chunk is summarized
+extractively at once. `players: extractive` makes a player's summaries that way always
+(no model call); `players: llm` asks the model as for agents; unset, a served world
+(`mudsim serve`) is extractive and every other run asks the model.
 
 # Knowledge passes
 

@@ -4,12 +4,17 @@
 and every compaction leaves a copy of its S as ``recent-YYYYMMDD-HHMMSS.md`` (UTC; a
 same-second name taken by another range gets ``-2``, ``-3`` ...). Each file is YAML
 front matter (``summary_type``, ``covers_from``, ``covers_to``, ``memory_count``,
-``updated``, ``method``, and, when known, ``sim`` and ``rooms``; memory seq ranges are
-half-open) and a markdown body: a
-heading, a blank line, the text. ``method`` is ``llm`` (the summarizer wrote it) or
-``extractive`` (picked from the memories without a model, after the summarizer's
-replies kept failing the quality gate); a file without it was written by the LLM. A
-person may edit them; a file that does not read back raises ``VaultError`` naming it.
+``updated``, ``method``, ``grounded``, and, when so or known, ``upgraded``, ``sim`` and
+``rooms``; memory seq ranges are half-open) and a markdown body: a heading, a blank
+line, the text. ``method`` is ``llm`` (the summarizer wrote it) or ``extractive``
+(picked from the memories without a model: the summarizer's replies kept failing the
+quality gate, it failed, or the memory bound could not wait for it); a file without it
+was written by the LLM. ``grounded: true`` says the summary was measured grounded in
+its memories when it was stored (every summary stored since the gate measured it; an
+older file lacks it, and is checked against its memories before a merge trusts it).
+``upgraded: true`` marks a model's rewrite of a summary first made extractively
+(``SummaryStore.upgrade``). A person may edit them; a file that does not read back
+raises ``VaultError`` naming it.
 
 The commit protocol (``SummaryStore.commit``), every write atomic:
 
@@ -77,6 +82,11 @@ class Summary:
     rooms: tuple[str, ...] = ()
     """The ids of the rooms its memories happened in, most frequent first (retrieval
     brings a summary back in those rooms)."""
+    grounded: bool = False
+    """Measured grounded in its memories when stored (False: a file from before the
+    gate measured it)."""
+    upgraded: bool = False
+    """A model's rewrite of a summary first made extractively."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +145,25 @@ class SummaryStore:
             crash_point("summary-after-longterm")
         _write(self.recent_path, recent, "recent")
         return history
+
+    def upgrade(self, summary: Summary, kind: SummaryType) -> None:
+        """Replace the current ``kind`` summary, which covers the same range, with
+        ``summary`` (a model's rewrite of an extractive one: ``upgraded``); a short-term
+        one's history file too, first. Nothing moves b."""
+        current = self.load().recent if kind == "recent" else self.load().longterm
+        if current is None or (current.covers_from, current.covers_to) != (
+            summary.covers_from,
+            summary.covers_to,
+        ):
+            raise ValueError(f"no current {kind} summary covers that range to upgrade")
+        _check_summary(summary, kind)
+        if kind == "recent":
+            for path in self._history_files()[-HISTORY_LOOKBACK:]:
+                if _same_attempt(_read_history(path), summary):
+                    _write(path, summary, "recent")
+            _write(self.recent_path, summary, "recent")
+        else:
+            _write(self.longterm_path, summary, "longterm")
 
     def history(self) -> list[tuple[Path, Summary]]:
         """Every history file, ordered by ``covers_to`` (not by name). A file read before
@@ -211,7 +240,10 @@ def _write(path: Path, summary: Summary, kind: SummaryType) -> None:
         "memory_count": summary.memory_count,
         "updated": summary.updated,
         "method": summary.method,
+        "grounded": summary.grounded,
     }
+    if summary.upgraded:
+        meta["upgraded"] = True
     if summary.sim:
         meta["sim"] = summary.sim
     if summary.rooms:
@@ -269,6 +301,8 @@ def _read(path: Path, kind: SummaryType) -> Summary:
         rooms=tuple(r for r in meta.get("rooms") or () if isinstance(r, str))
         if isinstance(meta.get("rooms"), list)
         else (),
+        grounded=meta.get("grounded") is True,
+        upgraded=meta.get("upgraded") is True,
     )
 
 

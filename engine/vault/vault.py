@@ -12,16 +12,24 @@
     <root>/agents/<Name>/handbook/      its handbook (memory_summary.md, MEMORY.md, skills/)
     <root>/.lock                        held by the one process that owns the vault
 
-Reading (``status``) needs no lock; anything that writes must hold it.
+Reading (``status``) needs no lock; anything that writes must hold it. Taking it
+clears what a killed owner left: temporary files, and ``in_flight`` marks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from engine.config import Settings
 from engine.errors import UsageError, VaultError
@@ -37,13 +45,49 @@ from engine.world.world import World
 
 
 class HeldForMemory(BaseModel):
-    """How many of a character's turns waited for memory to catch up (back-pressure),
-    and the seconds the holds lasted in all."""
+    """What a character's turns waited for memory to catch up (back-pressure), both ways
+    a turn waits: held at the memory gate (``engine.sim.memory_gate``) while someone's
+    memory is behind, and its calls queued in the dispatcher while urgent compactions went
+    before them (``engine.llm.dispatcher``). The queued figures are written only once
+    they are not 0 (a file from before they existed reads the same)."""
 
     model_config = ConfigDict(extra="forbid")
 
     turns: int = Field(default=0, ge=0)
+    """Turns held at the gate (each counted once, however often it waited)."""
     seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    """How long those holds lasted in all."""
+    queued_turns: int = Field(default=0, ge=0)
+    """Turns whose model calls waited in the queue while urgent compactions went first."""
+    queued_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    """How long those calls waited in the queue in all."""
+
+    @property
+    def total_seconds(self) -> float:
+        """Everything the turns waited for memory: at the gate and in the queue."""
+        return self.seconds + self.queued_seconds
+
+    @model_serializer(mode="wrap")
+    def _without_zero_queues(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.queued_turns and not self.queued_seconds:
+            data.pop("queued_turns", None)
+            data.pop("queued_seconds", None)
+        return data
+
+
+class LastPrompt(BaseModel):
+    """What a character's last turn prompt left out to fit its model's ``num_ctx``
+    (``engine.agents.prompt_fit``), for ``mudsim status``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hidden: int = Field(default=0, ge=0)
+    """Memories left out (the oldest)."""
+    cut: list[str] = []
+    """The parts cut short, in words ("room description", "2 memories")."""
+    dropped: list[str] = []
+    """The parts left out whole, in words ("3 notes", "recent summary")."""
 
 
 class MemoryState(BaseModel):
@@ -54,13 +98,26 @@ class MemoryState(BaseModel):
     memories: int = Field(default=0, ge=0)
     boundary: int = Field(default=0, ge=0)
     in_flight: bool = False
+    """A compaction of this character is running in the process that owns the vault. Only
+    a live owner keeps it true: a process killed mid-compaction leaves it, and the next
+    to take the vault clears it (``Vault.lock``); ``mudsim status`` calls it stale
+    meanwhile."""
     failures: int = Field(default=0, ge=0)
     last_error: str | None = None
     rejections: dict[str, int] = {}
     """Rejected tries of each step of the next compaction (``chunk@128``, ``merge@64``):
     kept so that any sequence of processes reaches the extractive summary."""
     held_for_memory: HeldForMemory = HeldForMemory()
+    last_prompt: LastPrompt | None = None
+    """What the last turn prompt left out (None: no turn yet; then not written)."""
     updated: str = ""
+
+    @model_serializer(mode="wrap")
+    def _without_no_prompt(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.last_prompt is None:
+            data.pop("last_prompt", None)
+        return data
 
 
 VAULT_ENTRIES: Final = frozenset({"world", "agents", "config", "logs", "runs", ".lock"})
@@ -78,21 +135,43 @@ class Vault:
         self.fiction_secrets = False
         """Whether the knowledge bank and the handbook keep secrets told in prose
         (``config/memory_compaction.md``), set by whoever loads the settings."""
+        self.stale_in_flight: list[str] = []
+        """The character folders whose ``in_flight`` mark ``lock`` cleared: a process
+        that is gone left it (killed mid-compaction)."""
 
     # -- ownership ----------------------------------------------------------------
     def lock(self) -> VaultLock:
         """Take the vault for this process (raises ``VaultLockedError`` if taken), and
-        remove what writes interrupted by a crash left behind (temporary files)."""
+        remove what a crash left behind: temporary files of interrupted writes, and
+        ``in_flight`` marks in ``memory-state.json`` (the work they said was running
+        died with its process; the characters are in ``stale_in_flight``)."""
         if self.root.exists() and not self.root.is_dir():
             raise VaultError(f"the vault {self.root} is a file, not a folder")
         lock = VaultLock(self.root)
         lock.acquire()
         try:
             remove_stale_temp_files(self.root)
+            self.stale_in_flight = self._clear_in_flight()
         except BaseException:
             lock.release()
             raise
         return lock
+
+    def _clear_in_flight(self) -> list[str]:
+        """Set ``in_flight`` false in every ``memory-state.json`` that says true (the rest
+        of the file as its process left it, ``updated`` too); the folders it was in. A
+        file that is not a memory state is left for the load to report."""
+        cleared = []
+        for path in sorted((self.root / "agents").glob("*/memory-state.json")):
+            try:
+                data = read_json(path)
+                if not MemoryState.model_validate(data).in_flight:
+                    continue
+            except (VaultError, ValidationError):
+                continue
+            atomic_write_json(path, {**data, "in_flight": False})
+            cleared.append(path.parent.name)
+        return cleared
 
     # -- settings and world --------------------------------------------------------
     def write_default_config(self) -> None:

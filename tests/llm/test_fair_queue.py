@@ -192,8 +192,20 @@ def test_an_urgent_request_goes_before_everything_oldest_first(
     urgent = {n for n, (_, flag) in enumerate(pushes) if flag}
     for n, (priority, _) in enumerate(pushes):
         queue.push(n, priority, urgent=(lambda n=n: n in urgent))  # type: ignore[misc]
-    served = [queue.pop().item for _ in range(len(urgent))]
-    assert served == sorted(urgent)
+    first = min(len(urgent), limit)  # (then a request they passed that often goes first)
+    served = [queue.pop().item for _ in range(first)]
+    assert served == sorted(urgent)[:first]
+
+
+def test_a_turn_passed_by_the_limit_of_urgent_requests_goes_before_them() -> None:
+    """A crowd whose memory never catches up starves no turn: after ``bypass_limit``
+    urgent compactions went first, the turn goes, then the urgent ones again."""
+    queue = FairQueue[str](bypass_limit=2)
+    queue.push("turn", 0)
+    for n in range(4):
+        queue.push(f"summary {n}", 1, urgent=lambda: True)
+    order = [queue.pop().item for _ in range(5)]
+    assert order == ["summary 0", "summary 1", "turn", "summary 2", "summary 3"]
 
 
 def test_urgency_is_asked_each_time_the_head_is_chosen() -> None:

@@ -2,7 +2,9 @@
 written down by us in the shapes we have seen them take (refusals, disclaimers,
 questions back, chat-template leaks, terminal noise, markup, echoes of the prompt,
 copies of one memory, loops, replies about something else), and good summaries that
-must pass. Each entry is tied to a scene: the chunk of memories it answers."""
+must pass. Each entry is tied to a scene: the chunk of memories it answers. (The gate's
+rates are measured on another corpus, written by someone who had not read the gate:
+``summary_gate_corpus.json``, ``test_summary_gate_corpus.py``.)"""
 
 from __future__ import annotations
 
@@ -55,17 +57,14 @@ GOOD: dict[str, list[str]] = {
         "Bea asked me about her nails. I said the fire was not hot yet and worked at the forge while she walked to the well.",
         "My forge was cold when I started. By the time Bea left for the well, I had the coals burning and a note about her forty nails.",
         "I worked the bellows for a long while.\nBea is waiting on forty nails, promised for noon.",
-        "Early today I warmed the forge for Bea's order of forty nails; she left north once I explained the fire needed heat.",
         "I noted that Bea needs forty nails by noon. The forge was cold, so I got the fire going before anything else.",
     ],
     "orchard": [
         "I stood in the quince orchard and told Bo the fruit would not be ripe until the first frost.",
         "Bo asked about the quinces and I said we must wait for frost. Then Cy came from the east with news of a fox near the henhouse.",
-        "In the orchard I answered Bo's question about ripeness, heard Cy's warning about a fox, and found the gate latch broken.",
         "Cy warned me that a fox prowled near the henhouse last night, and I noticed the orchard gate's latch is broken.",
         "I spent time among the old quince trees. The fruit needs frost, the latch on the gate is broken, and a fox is about.",
         "Bo was eager for the quinces, but I told him to wait for the first frost. Later I looked at the gate and saw its broken latch.",
-        "The orchard was quiet until Cy arrived and spoke of a fox. I should mend the broken latch before the fox finds the hens.",
         "I talked with Bo and Cy in the orchard about quinces and a fox, and I found that the gate latch had broken.",
         "Frost will ripen the quinces, I told Bo. Cy reported a fox by the henhouse, which worries me because the gate latch is broken.",
         "I kept watch over the orchard, answered Bo about the quinces, and learned from Cy about the fox near the henhouse.",
@@ -87,7 +86,6 @@ GOOD: dict[str, list[str]] = {
         "Wren sat by the window while I studied a book about the northern mines, whose map shows a second tunnel.",
         "I found a map in a history book that shows a second tunnel in the northern mines. Wren says the mines closed forty years ago.",
         "In the library I talked with Wren about the old mines and noticed a second tunnel on a map in my book.",
-        "Wren greeted me among the tall shelves, and I told her about my book on the northern mines.",
         "I learned from Wren that the mines closed forty years ago, and my book's map shows a tunnel nobody talks about.",
         "I spent the afternoon with a history of the mines. Wren joined me and sat down by the window.",
         "My reading turned up a map with a second tunnel. I want to ask Wren more, since she knows the mines closed forty years ago.",
@@ -96,24 +94,33 @@ GOOD: dict[str, list[str]] = {
     ],
 }  # fmt: skip
 
+PARAPHRASED: dict[str, list[str]] = {
+    "forge": [
+        "Early today I warmed the forge for Bea's order of forty nails; she left north once I explained the fire needed heat.",
+    ],
+    "orchard": [
+        "In the orchard I answered Bo's question about ripeness, heard Cy's warning about a fox, and found the gate latch broken.",
+        "The orchard was quiet until Cy arrived and spoke of a fox. I should mend the broken latch before the fox finds the hens.",
+    ],
+    "library": [
+        "Wren greeted me among the tall shelves, and I told her about my book on the northern mines.",
+    ],
+}  # fmt: skip
+"""True summaries mostly in words of their own ("answered", "ripeness", "warning"): the
+gate, which measures grounding by the memories' own words, rejects them, and only for
+that (the cost of measuring: the independent corpus's rate is in the README)."""
+
 LIMIT = 1050
 """The gate's ``limit`` in these tests (the default actor's summary_tokens, 300, at 3.5
 characters a token)."""
 
-_LONG = (
-    "The forge was cold when I came down this morning, colder than it has been all winter, "
-    "and I spent a long time sweeping out the old ash before I could even think of lighting it. "
-    "Bea came by early, wrapped in her grey shawl, and asked whether the nails she ordered would "
-    "be ready by noon. I told her plainly that nothing would be ready until the fire was hot, "
-    "and she frowned but said she understood. While she waited I worked the bellows, slowly at "
-    "first and then harder, until the coals began to glow orange and then almost white. We "
-    "talked a little about her barn roof, which leaks on the north side, and about the price of "
-    "iron since the mine road flooded in the autumn. She wants forty nails, long ones for the "
-    "rafters, and I wrote that down in my notes so I would not forget the count or the length. "
-    "After a while she grew restless and went north to the well to fetch water for her mother. "
-    "I stayed at the anvil, shaping the first dozen nails and quenching them one by one, and I "
-    "began to worry that my supply of good iron rod will not last the week if more orders come."
+_LONG = " ".join(
+    summary for summary in GOOD["forge"] if "explained the fire needed heat" not in summary
+) + (
+    " I noted it down: forty nails for Bea by noon, once the fire is hot. The coals glow"
+    " now, the bellows work, and Bea went north to the well."
 )
+"""A true summary of the forge, longer than ``LIMIT``: rejected for its length alone."""
 
 
 @dataclass(frozen=True)
@@ -189,9 +196,9 @@ BAD: list[Bad] = [
     Bad("market", "You go east to The Market Square. You buy a loaf of bread from Dora.", q.COPY),
     Bad("library", "The Library. Shelves of old books reach the ceiling. Wren sits down by the window.", q.COPY),
     # about something else
-    Bad("forge", "The sky was clear and the sea was calm as the ship sailed into the harbor.", q.UNRELATED),
-    Bad("orchard", "Once upon a time a princess lived in a castle high above a valley of roses.", q.UNRELATED),
-    Bad("library", "The recipe calls for two cups of flour, three eggs and a spoonful of honey.", q.UNRELATED),
+    Bad("forge", "The sky was clear and the sea was calm as the ship sailed into the harbor.", q.UNGROUNDED),
+    Bad("orchard", "Once upon a time a princess lived in a castle high above a valley of roses.", q.UNGROUNDED),
+    Bad("library", "The recipe calls for two cups of flour, three eggs and a spoonful of honey.", q.UNGROUNDED),
     # loops
     Bad("forge", "I lit the forge. I lit the forge. I lit the forge. I lit the forge.", q.LOOP),
     Bad("orchard", " ".join(["I told Bo about the frost and"] * 6), q.LOOP),

@@ -10,18 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import memories, run
+from helpers import memories, numbered_summary, numbered_thought, run
 
 from engine.agents.compactor import Compactor
 from engine.agents.memory import MemoryStream
 from engine.errors import LLMUnavailableError, VaultError
 from engine.llm.dispatcher import Dispatcher, Endpoint
-from engine.llm.fake import ScriptedBackend
+from engine.llm.fake import ScriptedBackend, fake_summary
 from engine.llm.ollama import OllamaBackend
 from engine.llm.ollama_server import Completion, Refusal
 from engine.llm.openai import OpenAIBackend
 from engine.llm.request import Generation, LLMRequest, Priority
-from engine.llm.stub_server import StubOllama
+from engine.llm.stub_server import RELATED, StubOllama
 from engine.memory.backpressure import PLAYER_PATIENCE
 from engine.memory.summary_prompts import summary_budget
 from engine.sim.prompting import build_prompt
@@ -31,17 +31,18 @@ from engine.sim.simulation import Simulation
 from engine.vault.files import read_front_matter
 from engine.vault.summaries import SummaryStore
 
-
-def said(number: int) -> str:
-    """The summarizers' ``number``-th summary (one the quality gate takes)."""
-    return f"Summary {number}: I had many a thought about my memories and noted them down."
+said = numbered_summary
+"""The summarizers' ``number``-th summary: one the quality gate takes (grounded in Bo's
+memories, ``_bo_does``: every word and number of it is theirs)."""
 
 
 class Summarizer:
     """Numbers its summaries, records what it was asked, can fail on request."""
 
-    def __init__(self, fail: int = 0) -> None:
+    def __init__(self, fail: int = 0, *, about: Callable[[str], str] | None = None) -> None:
         self.fail = fail
+        self.about = about
+        """Makes each summary from its prompt (None: ``said``, numbered)."""
         self.prompts: list[str] = []
         self.requests: list[LLMRequest] = []
 
@@ -52,7 +53,8 @@ class Summarizer:
         if self.fail:
             self.fail -= 1
             raise LLMUnavailableError("the summarizer is down")
-        return Generation(text=said(len(self.prompts)), prompt_tokens=10, completion_tokens=3)
+        text = self.about(self.prompts[-1]) if self.about else said(len(self.prompts))
+        return Generation(text=text, prompt_tokens=10, completion_tokens=3)
 
     async def aclose(self) -> None:
         return None
@@ -66,8 +68,8 @@ def _start(sim: Simulation, llm: Summarizer | ScriptedBackend | Dispatcher) -> N
 
 async def _bo_does(sim: Simulation, count: int) -> None:
     """``count`` commands as Bo, alone in the yard but for Bea: one memory each."""
-    for index in range(count):
-        run(sim, "Bo", f"think Thought number {index}.")
+    for index in range(count):  # (the numbers a summary may name are all in each memory)
+        run(sim, "Bo", numbered_thought(index))
         await asyncio.sleep(0)
 
 
@@ -88,8 +90,8 @@ async def test_nine_memories_compact_the_first_four(sim: Simulation, vault_dir: 
     assert len(llm.prompts) == 1
     chunk = llm.prompts[0]
     assert chunk.endswith("SUMMARY:")
-    assert "Thought number 3." in chunk
-    assert "Thought number 4." not in chunk  # the chunk's memories only
+    assert "Thought number 3 of" in chunk
+    assert "Thought number 4 of" not in chunk  # the chunk's memories only
     assert llm.requests[0].priority is Priority.SUMMARY
     assert llm.requests[0].role == "summarizer"
     assert llm.requests[0].patience == 1  # an agent's next prompts wait for it
@@ -153,15 +155,19 @@ async def test_the_waterfall_merges_s_into_l_then_summarizes_the_next_chunk(
 async def test_a_failed_call_commits_nothing_and_is_retried(
     sim: Simulation, vault_dir: Path
 ) -> None:
-    llm = Summarizer(fail=2)
+    llm = Summarizer(
+        fail=1
+    )  # (twice in a row: summaries go extractive, tests/sim/test_summary_context.py)
     _start(sim, llm)
     await _bo_does(sim, 9)
     await sim.compactor.settle(5)
     bo = sim.minds["bo"]
     assert bo.boundary == 4
-    assert bo.failures == 2
+    assert bo.failures == 1
     assert bo.last_error == "the summarizer is down"  # kept: failures > 0 always says why
-    assert len(llm.prompts) == 3
+    assert len(llm.prompts) == 2
+    assert bo.summaries.recent is not None
+    assert bo.summaries.recent.method == "llm"
     assert len(list(_summaries(vault_dir).glob("recent-*.md"))) == 1
 
 
@@ -179,7 +185,8 @@ async def test_an_empty_reply_is_a_failure(sim: Simulation) -> None:
 async def test_never_two_compactions_in_flight_for_one_character(
     sim: Simulation, vault_dir: Path
 ) -> None:
-    with StubOllama(replies=["I thought a lot."], models=["tiny"], delay=0.2) as stub:
+    sim.compactor.bounded = False  # (a backlog past the bound: as an old run's replay has)
+    with StubOllama(models=["tiny"], summary=RELATED, delay=0.2) as stub:
         dispatcher = Dispatcher([Endpoint(stub.url, OllamaBackend(stub.url), slots=4)])
         _start(sim, dispatcher)
         await _bo_does(sim, 9)
@@ -196,7 +203,7 @@ async def test_never_two_compactions_in_flight_for_one_character(
 
 
 async def test_compact_memories_compacts_all_but_the_newest_i(sim: Simulation) -> None:
-    llm = Summarizer()
+    llm = Summarizer(about=fake_summary)  # (its last chunk holds only a command's result)
     _start(sim, llm)
     await _bo_does(sim, 3)
     nothing = run(sim, "Bo", "@compact-memories")
@@ -228,17 +235,23 @@ async def test_builders_may_compact_another_character(sim: Simulation) -> None:
     assert sim.minds["bo"].boundary == 2
 
 
-def test_without_an_llm_compaction_waits(sim: Simulation) -> None:
+def test_without_an_llm_compaction_waits_until_the_bound_commits_it_extractively(
+    sim: Simulation,
+) -> None:
     for index in range(12):
         run(sim, "Bo", f"think {index}")
-    assert sim.minds["bo"].boundary == 0
+    assert sim.minds["bo"].boundary == 0  # M - b = 12 = I + 2R: within the bound, waiting
     assert run(sim, "Bo", "@compact-memories").text.startswith(
         "Bo's memories #0-#7 cannot be compacted now: this session has no language model."
     )
+    bo = sim.minds["bo"]  # its own memory took it past the bound: [0, 4) committed at once
+    assert (bo.count, bo.boundary) == (13, 4)
+    assert bo.summaries.recent is not None
+    assert bo.summaries.recent.method == "extractive"
     prompt = build_prompt(sim, sim.character("Bo"))
     block = prompt.split("---\n")[1]
-    # 13 memories, windows 4/4: the block starts at 2R = 8, the first start leaving <= I + R
-    assert block.splitlines()[0] == "(8 earlier memories not yet summarized)"
+    # 9 memories past b, windows 4/4: the block starts R = 4 past b, leaving <= I + R
+    assert block.splitlines()[0] == "(4 earlier memories not yet summarized)"
     assert len(block.splitlines()) == 1 + 5
     assert block.splitlines()[1] == "You think: 8"
     assert memories(sim, "Bo")[-1].startswith("Bo's memories #0-#7")
@@ -600,8 +613,8 @@ async def test_three_rejections_commit_an_extractive_summary(
     assert len(llm.prompts) == 3  # three rejected calls, then no fourth
     assert bo.summaries.recent is not None
     assert bo.summaries.recent.method == "extractive"
-    assert "Thought number 0." in bo.summaries.recent.text
-    assert "Thought number 4." not in bo.summaries.recent.text  # the chunk's memories only
+    assert "Thought number 0 of" in bo.summaries.recent.text
+    assert "Thought number 4 of" not in bo.summaries.recent.text  # the chunk's memories only
     (history,) = _summaries(vault_dir).glob("recent-*.md")
     meta, _ = read_front_matter(history)
     assert meta["method"] == "extractive"
@@ -671,7 +684,7 @@ async def test_a_summary_is_asked_under_the_summary_grammar_and_a_json_reply_unw
     from engine.memory.summary_grammar import SUMMARY_CONSTRAINT
 
     llm = ScriptedBackend(
-        ["look"], summary='{"summary": "I thought a great deal. Then I thought some more."}'
+        ["look"], summary='{"summary": "I think thought after thought. Then I think some more."}'
     )
     _start(sim, llm)
     await _bo_does(sim, 9)
@@ -682,5 +695,5 @@ async def test_a_summary_is_asked_under_the_summary_grammar_and_a_json_reply_unw
     assert request.constraint() == SUMMARY_CONSTRAINT
     assert request.constrain is None  # the backend's default: on for the embedded model
     _, body = read_front_matter(_summaries(vault_dir) / "recent.md")
-    assert "I thought a great deal. Then I thought some more." in body
+    assert "I think thought after thought. Then I think some more." in body
     assert "{" not in body

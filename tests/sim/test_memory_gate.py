@@ -1,7 +1,9 @@
 """The memory gate: an agent's turn waits (before it asks, and before its command runs)
 while a character's memory is behind, goes on when a compaction commits, and counts
-what it waited on the agent's ``held_for_memory``. Bo (windows 4/4) and Pat in the
-fixture world, the real Simulation and Thinker."""
+what it waited on the agent's ``held_for_memory``. Bo and Ada (agents) and Pat (a
+player) in the fixture world, the real Simulation and Thinker. Ada's memory is the one
+behind: an agent's holds the agents; a player's never does (a person typing fast would
+keep it behind whatever the agents did, and the memory bound holds it without them)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ def _compacting(sim: Simulation) -> None:
     sim.compactor.llm = ScriptedBackend()
 
 
-def _behind(sim: Simulation, name: str = "Pat") -> None:
+def _behind(sim: Simulation, name: str = "Ada") -> None:
     """Put ``name`` past its limit (memories no summary covers yet)."""
     mind = next(m for m in sim.minds.values() if m.character.name == name)
     limit = mind.windows.immediate + (2 if mind.character.type == "agent" else 3) * (
@@ -35,7 +37,7 @@ def _behind(sim: Simulation, name: str = "Pat") -> None:
         mind.record(MemoryKind.THOUGHT, "A thought.", location=None, occupants=[])
 
 
-async def _catch_up(sim: Simulation, name: str = "Pat") -> None:
+async def _catch_up(sim: Simulation, name: str = "Ada") -> None:
     """What a compaction's commit does for the gate: b moves, the gate is told."""
     mind = next(m for m in sim.minds.values() if m.character.name == name)
     mind.boundary = mind.count
@@ -48,7 +50,7 @@ async def test_a_turn_waits_before_it_asks_while_someone_is_behind(sim: Simulati
     thinker = make_thinkers(sim, {"bo": "tiny"})["bo"]
     bo = sim.minds["bo"]
     _behind(sim)
-    assert [m.character.name for m in sim.memory_gate.lagging()] == ["Pat"]
+    assert [m.character.name for m in sim.memory_gate.lagging()] == ["Ada"]
 
     async def turn() -> Turn:
         async with sim.memory_gate.turn(bo) as hold:
@@ -123,6 +125,15 @@ async def test_nobody_behind_nothing_waits_nothing_is_counted(sim: Simulation) -
     assert (bo.held_turns, bo.held_seconds) == (0, 0.0)
 
 
+async def test_a_players_memory_behind_holds_no_agent(sim: Simulation) -> None:
+    _behind(sim, "Pat")
+    assert sim.memory_gate.lagging() == []
+    assert not sim.memory_gate.anyone_behind()
+    async with sim.memory_gate.turn(sim.minds["bo"]) as hold:
+        await asyncio.wait_for(hold(), 1)
+    assert sim.minds["bo"].held_turns == 0
+
+
 async def test_a_gate_turned_off_never_holds(sim: Simulation) -> None:
     """A replay of a run recorded before the gate existed."""
     sim.memory_gate.enabled = False
@@ -143,7 +154,8 @@ async def test_held_for_memory_is_kept_in_the_vault_and_shown(
     shown = run(sim, "Bo", "@memory-status").text
     assert "held for memory: 3 turns waited 1.2 s in all for summaries" in shown
     (status,) = [s for s in read_status(vault_dir) if s.name == "Bo"]
-    assert status.to_json()["held_for_memory"] == {"turns": 3, "seconds": 1.25}
+    assert status.to_json()["held_for_memory"] == {"turns": 3, "seconds": 1.25,
+                                                   "queued_turns": 0, "queued_seconds": 0.0}  # fmt: skip
 
 
 async def test_without_a_summarizer_nobody_waits_for_summaries_that_cannot_come(

@@ -10,7 +10,7 @@ import asyncio
 import logging
 
 import pytest
-from helpers import run
+from helpers import numbered_summary, numbered_thought, run
 
 from engine.errors import LLMUnavailableError
 from engine.llm.request import Generation, LLMRequest, Priority
@@ -18,10 +18,8 @@ from engine.sim.prompting import build_prompt
 from engine.sim.run import make_thinkers
 from engine.sim.simulation import LLMLink, Simulation
 
-
-def said(number: int) -> str:
-    """The backend's ``number``-th summary (one the quality gate takes)."""
-    return f"Summary {number}: I had many a thought about my memories and noted them down."
+said = numbered_summary
+"""The backend's ``number``-th summary (one the quality gate takes)."""
 
 
 class Backend:
@@ -67,12 +65,13 @@ def _warming(sim: Simulation, llm: Backend) -> None:
 
 def _bo_thinks(sim: Simulation, count: int) -> None:
     for index in range(count):
-        run(sim, "Bo", f"think Thought number {index}.")
+        run(sim, "Bo", numbered_thought(index))
 
 
 async def test_the_new_prompt_is_warmed_once_before_the_last_commit(sim: Simulation) -> None:
     llm = Backend(sim=sim)
     _warming(sim, llm)
+    sim.compactor.bounded = False  # (M = 13 passes Bo's bound: the model makes both chunks)
     _bo_thinks(sim, 12)
     assert run(sim, "Bo", "@compact-memories").ok  # two chunks: #0-#3, #4-#7
     await sim.compactor.settle(5)
@@ -173,6 +172,7 @@ async def test_turns_during_the_warm_see_the_old_summaries_and_the_commit_counts
 async def test_a_backlog_warms_only_before_its_last_chunk(sim: Simulation) -> None:
     llm = Backend(sim=sim)
     _warming(sim, llm)
+    sim.compactor.bounded = False  # (a backlog past the bound: as an old run's replay has)
     _bo_thinks(sim, 17)  # M = 17: chunks #0-#3, #4-#7 and #8-#11 are due one after another
     await sim.compactor.settle(5)
     assert sim.minds["bo"].boundary == 12

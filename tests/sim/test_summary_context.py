@@ -16,7 +16,10 @@ from helpers import run
 from engine.errors import LLMRequestError, LLMResponseError
 from engine.llm.fake import fake_summary
 from engine.llm.request import Generation, LLMRequest
+from engine.memory.summarizer_health import FAILING_AFTER
 from engine.memory.summary_prompts import CHARS_PER_TOKEN, prompt_budget
+from engine.memory.tokens import estimate_tokens
+from engine.memory.waterfall import compaction_due
 from engine.sim.simulation import Simulation
 
 
@@ -67,7 +70,7 @@ async def test_long_memories_are_cut_to_fit_the_summarizers_context(sim: Simulat
     assert bo.summaries.recent is not None
     assert bo.summaries.recent.method == "llm"
     (prompt,) = llm.prompts
-    assert len(prompt) <= (prompt_budget(sim.compactor.options) or 0)
+    assert estimate_tokens(prompt) <= (prompt_budget(sim.compactor.options) or 0)
     assert all(f"Thought {n}:" in prompt for n in range(4))  # every memory, each cut
     assert prompt.count("…") == 4
 
@@ -114,26 +117,76 @@ async def test_a_request_the_model_refuses_counts_as_a_rejection(
 
 async def test_a_server_error_is_no_rejection_it_is_tried_again(sim: Simulation) -> None:
     calls = 0
+    said: list[str] = []
 
     class Busy:
         async def generate(self, request: LLMRequest) -> Generation:
             nonlocal calls
             calls += 1
             prompt = request.prompt()
-            if calls <= 4:
+            if calls <= 1:
                 raise LLMResponseError("HTTP 503: loading the model", status=503)
             return Generation(fake_summary(prompt), done_reason="stop")
 
         async def aclose(self) -> None:
             return None
 
+    sim.compactor.notice = said.append
     sim.compactor.first_delay = sim.compactor.max_delay = 0.001
     sim.start_compaction(Busy(), {"bo": "tiny"})
     await _bo_says(sim, 9, length=1)
     await sim.compactor.settle(5)
     bo = sim.minds["bo"]
     assert bo.boundary == 4
-    assert bo.failures == 4
+    assert bo.failures == 1
     assert bo.rejections == {}
     assert bo.summaries.recent is not None
     assert bo.summaries.recent.method == "llm"
+    assert said == [
+        said[0],
+        "summaries answer again after 1 failed call; the model writes them",
+    ]
+    assert said[0].startswith("summaries failing: HTTP 503: loading the model (1 since ")
+    assert said[0].endswith("; retrying")
+
+
+async def test_a_summarizer_that_keeps_failing_is_said_and_summaries_go_extractive(
+    sim: Simulation,
+) -> None:
+    said: list[str] = []
+
+    class Down:
+        calls = 0
+
+        async def generate(self, request: LLMRequest) -> Generation:
+            Down.calls += 1
+            request.prompt()
+            raise LLMResponseError("HTTP 500: internal error", status=500)
+
+        async def aclose(self) -> None:
+            return None
+
+    calls_when_said: list[int] = []
+
+    def hear(line: str) -> None:
+        said.append(line)
+        calls_when_said.append(Down.calls)
+
+    sim.compactor.notice = hear
+    sim.compactor.first_delay = sim.compactor.max_delay = 0.001
+    sim.start_compaction(Down(), {"bo": "tiny"})
+    await _bo_says(sim, 9, length=1)
+    await sim.compactor.settle(5)
+    await _bo_says(sim, 24, length=1)  # failing: these chunks ask no model
+    await sim.compactor.settle(5)
+    bo = sim.minds["bo"]
+    assert not compaction_due(bo.count, bo.boundary, bo.windows), "memory kept up"
+    history = [summary for _, summary in bo.store.history()]
+    assert len(history) >= 6
+    assert all(summary.method == "extractive" for summary in history)
+    assert len(said) == 2
+    assert Down.calls == calls_when_said[1]  # no call until a minute has passed
+    assert bo.failures == FAILING_AFTER
+    assert said[0].endswith("; retrying")
+    assert said[1].startswith("summaries failing: HTTP 500: internal error (2 since ")
+    assert said[1].endswith("; writing extractive summaries")

@@ -49,7 +49,7 @@ async def test_q_counts_down_the_work_in_flight_until_the_app_exits(tmp_path: Pa
 
         model.release("actor", "say Done.")
         await until(lambda: "finishing 1 turn and 1 summary" in status_text(app))
-        model.release("summarizer", "Pat greeted the hall four times, one word at a time.")
+        model.release("summarizer", "I heard Pat say hello to us, one and two.")
         await until(lambda: "finishing 1 turn and 0 summaries" in status_text(app))
         await pilot.pause(0.3)
         assert app.return_code is None  # still waiting for the last turn
@@ -61,7 +61,7 @@ async def test_q_counts_down_the_work_in_flight_until_the_app_exits(tmp_path: Pa
     assert any("Me too." in text for text in said)
     recent = app.sim.minds["bo"].summaries.recent
     assert recent is not None
-    assert recent.text == "Pat greeted the hall four times, one word at a time."
+    assert recent.text == "I heard Pat say hello to us, one and two."
     app.sim.close()
 
 
@@ -164,7 +164,7 @@ async def test_the_stop_leaves_the_knowledge_passes_for_the_next_run(tmp_path: P
         assert _stop(app)[0] == "2 turns and 1 summary"  # no knowledge pass is waited for
         model.release("actor", "say Done.")
         model.release("actor", "say Me too.")
-        model.release("summarizer", "Pat greeted the hall four times, one word at a time.")
+        model.release("summarizer", "I heard Pat say hello to us, one and two.")
         await until(lambda: app.return_code is not None)
     await close_app(app)
     assert not model.waiting["consolidator"]  # no pass was asked for by the stop

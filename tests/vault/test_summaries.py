@@ -19,7 +19,7 @@ from engine.vault.files import write_front_matter
 from engine.vault.summaries import Summaries, Summary, SummaryStore
 
 T1 = datetime(2026, 11, 21, 10, 15, 0, tzinfo=UTC)
-KEYS = ["summary_type", "covers_from", "covers_to", "memory_count", "updated", "method"]
+KEYS = ["summary_type", "covers_from", "covers_to", "memory_count", "updated", "method", "grounded"]
 
 
 def summary(start: int, end: int, text: str | None = None, *, count: int | None = None) -> Summary:
