@@ -107,9 +107,8 @@ def _rewritten(summary: Summary, made: Made, now: str) -> Summary:
 
 
 def trusted_older(
-    mind: MemoryStream, longterm: Summary, budget: int, names: Sequence[str],
-    read: Callable[[int, int], list[str]],
-) -> Summary:  # fmt: skip
+    longterm: Summary, budget: int, names: Sequence[str], read: Callable[[int, int], list[str]]
+) -> Summary:
     """``longterm`` when it was measured grounded when stored (or is extractive); else
     read against its raw memories (``read(start, end)``): kept if grounded in them,
     otherwise replaced by an extractive summary of them, marked grounded."""

@@ -30,9 +30,10 @@ and ``committed`` tells the memory gate that held turns may go.
 
 **The bound never waits on a model.** A memory that would take a character past its
 bound (``backpressure.bound``: I + 2R for an agent, I + 4R for a player) commits the
-due chunk extractively the moment it is recorded (``poke``: no call, no wait), and so
-does every due chunk of a character whose summaries are extractive by setting (a
-player in a served world: ``players``). A model's summary of a chunk committed that way
+due chunk extractively the moment it is recorded (``poke``: no call, no wait); a
+character whose summaries are extractive by setting (a player in a served world:
+``players``) has each chunk made that way by its worker as it falls due, off the path of
+the command that made it due. A model's summary of a chunk committed that way
 meanwhile *upgrades* it (``engine.agents.compaction_commit.upgrade``) while it is still
 the current summary, and is dropped otherwise. A character the bound had to commit at
 once is no longer urgent (its summaries would mostly win upgrades, and no turn should
@@ -214,21 +215,24 @@ class Compactor:
         worker if the rule says a chunk is due and none is in flight."""
         if self.bounded:
             self._commit_at_once(mind)
-        if self.llm is None or self.stopping or mind.character.id in self.workers:
+        if self.stopping or mind.character.id in self.workers:
             return
-        if compaction_due(mind.count, mind.boundary, mind.windows):
-            self._start(mind, None)
+        if not compaction_due(mind.count, mind.boundary, mind.windows):
+            return
+        if self.llm is not None:
+            self._start(mind, None)  # (an extractive-only character's makes no call)
+        elif self.bounded and self.extractive_only(mind):
+            self._commit_at_once(mind, anyway=True)
 
     def extractive_only(self, mind: MemoryStream) -> bool:
         """``mind``'s summaries are made extractively whenever they are due (a player's,
         by ``players``)."""
         return self.players == "extractive" and mind.character.type != "agent"
 
-    def _commit_at_once(self, mind: MemoryStream) -> None:
-        """Commit due chunks extractively, now, while ``mind`` is past its bound (or, for
-        a character whose summaries are extractive only, while any is due)."""
+    def _commit_at_once(self, mind: MemoryStream, *, anyway: bool = False) -> None:
+        """Commit due chunks extractively, now, while ``mind`` is past its bound (or, with
+        ``anyway``, while any is due)."""
         limit = bound(mind.windows, mind.character.type)
-        anyway = self.extractive_only(mind)
         while mind.count - mind.boundary > limit or (
             anyway and compaction_due(mind.count, mind.boundary, mind.windows)
         ):
@@ -385,8 +389,22 @@ class Compactor:
         self.tally.failed += 1
         self._save_quietly(mind)
 
+    def _note(self, mind: MemoryStream) -> None:
+        """``mind.summaries_note``: why its summaries are extractive now, if they are."""
+        failing = self.health.describe()
+        if failing is not None and self.retry:
+            mind.summaries_note = failing
+        elif mind.character.id in self._outrun and self.outrun(mind, self.now()):
+            mind.summaries_note = (
+                "memories come faster than the summarizer folds them; writing extractive "
+                "summaries as they fall due"
+            )
+        else:
+            mind.summaries_note = None
+
     def _save_quietly(self, mind: MemoryStream) -> None:
         """Save the state; a failure is reported, never raised (the worker must go on)."""
+        self._note(mind)
         try:
             self.save_state(mind)
         except Exception as exc:
@@ -427,6 +445,10 @@ class Compactor:
     def _use_model(self, mind: MemoryStream) -> bool:
         """Whether ``mind``'s next steps ask the model: not while the bound outruns it,
         nor while the summarizer fails (but for its try once a minute)."""
+        if self.extractive_only(mind):
+            return False
+        if mind.character.id not in self._outrun and not self.health.failing:
+            return True  # (no clock reading: a replay's record stays as it was)
         now = self.now()
         return not self.outrun(mind, now) and self.health.use_model(now)
 
@@ -450,7 +472,7 @@ class Compactor:
                 return Made(recent.text, recent.method, recent.grounded)
             if pending.merged is None or pending.merged[0] != recent.covers_to:
                 read = mind.memory_texts
-                older = trusted_older(mind, longterm, steps.budget, steps.names, read)
+                older = trusted_older(longterm, steps.budget, steps.names, read)
                 sources = read(recent.covers_from, recent.covers_to)
                 text, method = await steps.merge(worker, older, recent, sources)
                 pending.merged = (recent.covers_to, Made(text, method))
@@ -522,6 +544,7 @@ class Compactor:
         self.tally.extractive += made.method == "extractive"
         if merged is not None and merged.method == "extractive" and had_longterm:
             self.tally.extractive += 1  # an extractive merge (not L <- S, a copy)
+        self._note(mind)
         self.save_state(mind)
         if self.committed is not None:
             self.committed(mind)

@@ -63,6 +63,8 @@ class MemoryStream:
         """Turns of this agent whose calls waited in the dispatcher's queue while urgent
         compactions went first, and how long in all (``MemoryGate.counting``)."""
         self.in_flight = False
+        self.summaries_note: str | None = state.summaries
+        """Why its summaries are made extractively now (``MemoryState.summaries``)."""
         self._last_chunk: list[MemoryRecord] = []
         """The memories the last commit took out of the tail (what S covers), kept for
         the next merge's grounding (``memory_texts``)."""
@@ -223,6 +225,7 @@ class MemoryStream:
                 cut=list(self.cut_in_last_prompt),
                 dropped=list(self.dropped_from_last_prompt),
             ),
+            summaries=self.summaries_note,
         )
 
     def status(self) -> MemoryStatus:
@@ -242,6 +245,7 @@ class MemoryStream:
             dropped_from_last_prompt=self.dropped_from_last_prompt,
             held_turns=self.held_turns,
             held_seconds=self.held_seconds,
+            summaries=self.summaries_note,
             queued_turns=self.queued_turns,
             queued_seconds=self.queued_seconds,
         )

@@ -151,6 +151,8 @@ class StubOllama(OllamaCompatibleServer):
         """Up to this many seconds more before a summarizer prompt's answer, at random
         (``seed``): a summarizer that takes 0.5-2 s is ``summary_delay`` 0.5 and
         ``summary_jitter`` 1.5."""
+        self.first_summary_at: float | None = None
+        """When (``time.monotonic``) the first summarizer prompt arrived."""
         self.summary_status = 0
         """When set, every summarizer prompt is answered with this HTTP status (a
         summarizer that fails while turns go on)."""
@@ -219,6 +221,8 @@ class StubOllama(OllamaCompatibleServer):
         with self._lock:
             if self.record:
                 self.requests.append(body)
+            if self.first_summary_at is None and is_summary_prompt(body):
+                self.first_summary_at = time.monotonic()
             self.calls += 1
             failure = self._failures.pop(0) if self._failures else 0
             scheduled = self.faults.fault_for(self.calls) if failure == 0 else None

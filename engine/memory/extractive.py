@@ -58,7 +58,7 @@ def extractive_merge(
     older = _distinct(_one_line(s) for s in sentences(longterm))
     newer = _distinct(_one_line(s) for s in sentences(recent) if _one_line(s) not in older)
     old_words = set().union(*map(_content_words, older))
-    new_words = set().union(*map(_content_words, newer))
+    new_words = _content_words(recent)
     old_only = old_words - new_words - set().union(*map(_content_words, recent_memories))
     cap = _piece_cap(budget)
     older_share = min(budget // 3, _length(older))
@@ -126,10 +126,23 @@ def _select(
         if room < min(MIN_PIECE, budget):
             break
         piece = _fit(pieces[index], min(cap, room))
+        if index == holder and not _content_words(piece) & holding:
+            piece = _fit_around(pieces[index], min(cap, room), holding)
         if piece:
             chosen[index] = piece
             used += len(piece) + (1 if len(chosen) > 1 else 0)
     return [chosen[i] for i in sorted(chosen)]
+
+
+def _fit_around(piece: str, limit: int, wanted: AbstractSet[str]) -> str:
+    """``piece`` cut to ``limit`` characters so that it keeps a word of ``wanted``: from
+    an ellipsis before that word's clause on (``_fit`` keeps only its start)."""
+    found = [w for w in words(piece) if w in wanted]
+    if not found:
+        return _fit(piece, limit)
+    at = piece.lower().find(found[0])
+    start = max(0, piece.rfind(" ", 0, max(0, at - limit // 3)) + 1)
+    return _fit(ELLIPSIS + piece[start:], limit) if start else _fit(piece, limit)
 
 
 def _piece_cap(budget: int) -> int:

@@ -128,6 +128,9 @@ class MemoryStatus:
     (of characters whose memory is behind) went first."""
     queued_seconds: float = 0.0
     """How long those calls waited in the queue in all."""
+    summaries: str | None = None
+    """Why this character's summaries are made extractively now (None: by the model as
+    usual): the summarizer failing, or memories coming faster than it folds them."""
     in_flight_stale: bool = False
     """``memory-state.json`` says a compaction is in flight, but no live process holds
     the vault (one was killed): nothing is in flight, and the next process to take the
@@ -155,6 +158,7 @@ class MemoryStatus:
             "in_flight_stale": self.in_flight_stale,
             "failures": self.failures,
             "last_error": self.last_error,
+            "summaries": self.summaries,
             "short_term": self.short_term.to_json() if self.short_term else None,
             "long_term": self.long_term.to_json() if self.long_term else None,
             "hidden_in_last_prompt": self.hidden_in_last_prompt,
@@ -184,6 +188,7 @@ class MemoryStatus:
             + (STALE if self.in_flight_stale else ""),
             f"  failures: {self.failures}"
             + (f"; last error: {self.last_error}" if self.last_error else ""),
+            *([f"  summaries now: {self.summaries}"] if self.summaries else []),
             *_held(self.held_turns, self.held_seconds, self.queued_turns, self.queued_seconds),
             *(self.knowledge.render() if self.knowledge else []),
         ]

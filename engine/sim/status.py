@@ -65,6 +65,7 @@ def read_status(vault_dir: Path, agent: str | None = None) -> list[MemoryStatus]
                 in_flight_stale=stale,
                 failures=state.failures,
                 last_error=state.last_error,
+                summaries=state.summaries if owner else None,  # (a gone process's: past)
                 held_turns=state.held_for_memory.turns,
                 held_seconds=state.held_for_memory.seconds,
                 queued_turns=state.held_for_memory.queued_turns,

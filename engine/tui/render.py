@@ -147,6 +147,8 @@ class MemoryHold:
     queued_turns: int = 0
     """Turns whose calls queued behind urgent compactions in all (``held_for_memory``)."""
     queued_seconds: float = 0.0
+    summaries: str | None = None
+    """Why summaries are made extractively now (the summarizer failing), if they are."""
 
 
 def memory_hold(sim: Simulation) -> MemoryHold:
@@ -156,15 +158,18 @@ def memory_hold(sim: Simulation) -> MemoryHold:
     return MemoryHold(gate.waiting, [m.character.name for m in gate.lagging()],
                       sum(m.held_turns for m in minds), sum(m.held_seconds for m in minds),
                       sum(m.queued_turns for m in minds),
-                      sum(m.queued_seconds for m in minds))  # fmt: skip
+                      sum(m.queued_seconds for m in minds),
+                      sim.compactor.health.describe())  # fmt: skip
 
 
 def memory_hold_lines(hold: MemoryHold | None) -> list[str]:
     """Nothing while memory keeps up; else what waits, for whom, and so far (held at the
     gate, then queued behind urgent compactions)."""
-    if hold is None or not (hold.waiting or hold.turns or hold.behind or hold.queued_turns):
+    if hold is None:
         return []
-    lines = []
+    lines = [f"Memory: {hold.summaries}"] if hold.summaries else []
+    if not (hold.waiting or hold.turns or hold.behind or hold.queued_turns):
+        return lines
     if hold.waiting or hold.behind:
         who = ", ".join(hold.behind) or "-"
         lines.append(f"Held for memory: {counted(hold.waiting, 'turn', 'turns')} (behind: {who})")

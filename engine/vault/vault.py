@@ -110,6 +110,10 @@ class MemoryState(BaseModel):
     held_for_memory: HeldForMemory = HeldForMemory()
     last_prompt: LastPrompt | None = None
     """What the last turn prompt left out (None: no turn yet; then not written)."""
+    summaries: str | None = None
+    """Why this character's summaries are made extractively now, when they are not the
+    model's as usual ("summaries failing: HTTP 500 ... ; writing extractive summaries");
+    None (then not written): the model writes them."""
     updated: str = ""
 
     @model_serializer(mode="wrap")
@@ -117,6 +121,8 @@ class MemoryState(BaseModel):
         data: dict[str, Any] = handler(self)
         if self.last_prompt is None:
             data.pop("last_prompt", None)
+        if self.summaries is None:
+            data.pop("summaries", None)
         return data
 
 

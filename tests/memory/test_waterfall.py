@@ -102,6 +102,7 @@ def test_status_json_has_the_contract_keys_and_nulls_for_missing_summaries() -> 
         "name": "Ada", "type": "agent", "memories": 130, "boundary": 0, "verbatim": 66,
         "immediate_window": 64, "recent_window": 64, "next_compaction_at": 130,
         "in_flight": False, "in_flight_stale": False, "failures": 0, "last_error": None,
+        "summaries": None,
         "held_for_memory": {"turns": 0, "seconds": 0.0, "queued_turns": 0, "queued_seconds": 0.0},
         "short_term": None, "long_term": None, "hidden_in_last_prompt": None,
         "cut_in_last_prompt": [], "dropped_from_last_prompt": [],

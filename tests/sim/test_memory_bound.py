@@ -18,6 +18,7 @@ import pytest
 from engine.agents.thinker import Turn
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.llm.ollama import OllamaBackend
+from engine.llm.request import Generation
 from engine.llm.stub_server import RELATED, StubOllama
 from engine.memory.backpressure import bound
 from engine.sim.run import make_thinkers
@@ -212,3 +213,111 @@ async def test_a_hold_lasts_at_most_its_limit_when_a_summary_never_comes(
             assert 0.25 <= time.monotonic() - started < 5
             assert mind.held_turns == 1
             await sim.compactor.drain(0)
+
+
+@pytest.mark.parametrize(("kind", "players"), [("serve", "extractive"), ("run", "llm")])
+async def test_a_served_worlds_players_summaries_are_extractive_by_default(
+    tmp_path: Path, kind: str, players: str
+) -> None:
+    from engine.sim.run import RunOptions, connect
+
+    world = tmp_path / "crowd.yaml"
+    world.write_text(crowd_world(), encoding="utf-8")
+    sim = Simulation.open(tmp_path / "vault", world, notice=None)
+    try:
+        with StubOllama(models=["tiny"], summary=RELATED) as stub:
+            options = RunOptions(world, tmp_path / "vault", stub.url, "tiny")
+            dispatcher, _ = await connect(sim, options, {}, kind=kind, notice=lambda _: None)
+            assert sim.compactor.players == players
+            await sim.supervisor.aclose()
+            await dispatcher.aclose(grace=1.0)
+    finally:
+        sim.close()
+
+
+async def test_150_players_who_chat_cost_no_summary_calls(tmp_path: Path) -> None:
+    """What ``mudsim serve`` sets (``players: extractive``): 150 players chatting in the
+    hall with the agents; every player's memory stays in bound without one call."""
+    from engine.world.model import Character
+
+    world = tmp_path / "crowd.yaml"
+    world.write_text(crowd_world(), encoding="utf-8")
+    sim = Simulation.open(tmp_path / "vault", world, notice=None)
+    asked: list[str] = []
+
+    class Counting:
+        async def generate(self, request):  # type: ignore[no-untyped-def]
+            asked.append(str(request.agent))
+            from engine.llm.fake import fake_summary
+
+            return Generation(fake_summary(request.prompt()), done_reason="stop")
+
+        async def aclose(self) -> None:
+            return None
+
+    try:
+        sim.knowledge.enabled = False
+        sim.start_compaction(Counting(), dict.fromkeys(sim.minds, "tiny"))
+        sim.compactor.players = "extractive"
+        for n in range(150):
+            sim.add_character(Character(f"guest{n}", f"Guest{n}", "player", "hall"))
+        guests = [c for c in sim.world.characters.values() if c.name.startswith("Guest")]
+        watch = Watch(sim)
+        for n, guest in enumerate(guests):  # 150 lines: a chunk falls due for every guest
+            sim.execute(guest, f"say Hello from {guest.name}.")
+            watch.look()
+            if n % 10 == 0:
+                await asyncio.sleep(0)
+        await sim.compactor.settle(60)  # (150 guests' commits, each written to disk)
+        players = {c.name for c in sim.world.characters.values() if c.type == "player"}
+        assert not players & set(asked), "a player's summary asked the model"
+        assert watch.over == []
+        guest = sim.minds[guests[0].id]
+        assert guest.boundary > 0  # its memory was summarized, extractively
+        assert guest.summaries.recent is not None
+        assert guest.summaries.recent.method == "extractive"
+    finally:
+        sim.close()
+
+
+def test_a_headless_run_says_within_10_s_that_summaries_fail_and_keeps_running(
+    tmp_path: Path,
+) -> None:
+    """``mudsim run --headless`` against a server that answers HTTP 500 to every summary:
+    a line on stderr names the failing summaries within 10 s of the first summary request,
+    every turn is taken, the summaries are extractive, the run ends (exit 0)."""
+    import subprocess
+    import threading
+
+    from helpers import mudsim_command, mudsim_env
+
+    world = tmp_path / "crowd.yaml"
+    world.write_text(crowd_world(agents=3), encoding="utf-8")
+    heard: list[tuple[float, str]] = []
+    with StubOllama(replies=_replies(), models=["tiny"], summary=RELATED) as stub:
+        stub.summary_status = 500
+        argv = mudsim_command("run", world, "--vault", tmp_path / "vault", "--headless",
+                              "--llm", stub.url, "--model", "tiny", "--turns", "12")  # fmt: skip
+        with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True, env=mudsim_env()) as process:  # fmt: skip
+
+            def read() -> None:
+                assert process.stderr is not None
+                for line in process.stderr:
+                    heard.append((time.monotonic(), line.rstrip("\n")))
+
+            reader = threading.Thread(target=read)
+            reader.start()
+            code = process.wait(timeout=120)
+            reader.join(5)
+        first = stub.first_summary_at
+    assert code == 0, heard
+    assert first is not None
+    failing = [(t, line) for t, line in heard if "memory: summaries failing" in line]
+    assert failing, heard
+    assert failing[0][0] - first <= 10.0
+    summaries = sorted((tmp_path / "vault" / "agents").glob("*/summaries/recent-*.md"))
+    assert summaries
+    from engine.vault.files import read_front_matter
+
+    assert all(read_front_matter(path)[0]["method"] == "extractive" for path in summaries)

@@ -189,4 +189,8 @@ async def test_a_summarizer_that_keeps_failing_is_said_and_summaries_go_extracti
     assert bo.failures == FAILING_AFTER
     assert said[0].endswith("; retrying")
     assert said[1].startswith("summaries failing: HTTP 500: internal error (2 since ")
+    note = sim.vault.read_state(bo.character.folder).summaries  # status --json shows it
+    assert note is not None
+    assert note.endswith("; writing extractive summaries")
+    assert f"summaries now: {note}" in bo.status().render()
     assert said[1].endswith("; writing extractive summaries")
