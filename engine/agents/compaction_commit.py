@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from engine.agents.memory import MemoryStream
+from engine.agents.memory import MemoryStream, happened
 from engine.memory.extractive import extractive_merge, extractive_summary
 from engine.memory.grounding import grounding
 from engine.memory.language import foreign
@@ -63,7 +63,7 @@ def made_at_once(mind: MemoryStream, chunk: Chunk, budget: int) -> tuple[Made | 
     after a restart, reading the short-term summary's memories back once)."""
     old = mind.summaries
     records = mind.memories(*chunk)
-    summarized = Made(extractive_summary([m.text for m in records], budget), "extractive")
+    summarized = Made(extractive_summary(happened(records), budget), "extractive")
     recent, longterm = old.recent, old.longterm
     if recent is None or not old.merge_needed():
         return None, summarized

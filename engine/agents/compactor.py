@@ -1,68 +1,25 @@
-"""Memory compaction: the waterfall of DESIGN.md, run in the background per character.
+"""Memory compaction: the waterfall of DESIGN.md, run in the background per character
+(``docs/explanation/waterfall.md`` says it for people).
 
-After each memory, ``poke`` checks the rule (M - b > I + R); when a chunk is due and
-no compaction of that character is in flight, a worker task starts, owned by the
-``Supervisor``. A compaction of the chunk [b, b + R):
+After each memory, ``poke`` keeps the memory bound (a memory that would take a character
+past ``backpressure.bound`` commits the due chunk extractively at once: no call, no
+wait; ``engine.memory.outrun``) and checks the rule (M - b > I + R): when a chunk is due
+and no compaction of that character is in flight, a worker task starts, owned by the
+``Supervisor``. A compaction of the chunk [b, b + R) merges S into L (L <- S with no call
+when there is no L) and summarizes the chunk, side by side, each step asked, judged and
+given its fallbacks in ``engine.agents.summary_steps``; then L, S and b + R are committed
+together (``MemoryStream.commit``). A step that passed is kept while the other is
+retried. A model's summary of a chunk the bound committed meanwhile upgrades it
+(``compaction_commit.upgrade``). With ``warm`` set (the embedded model's prefix cache),
+the last chunk's commit is preceded by evaluating the prompt the next turn will send.
 
-1. if a short-term summary S exists and the long-term L does not yet cover it,
-   L <- LLM(merge L and S) (if there is no L, L <- S with no call);
-2. S <- LLM(summary of the chunk's memories only);
-3. L, S and b + R are committed together (``MemoryStream.commit``; the vault's
-   recent.md is the commit point), both with ``memory_count`` = M at that moment.
-
-With ``warm`` set (the embedded model, whose prefix cache keeps evaluated prompts), the
-worker's last chunk asks for the agent's prompt as it will read after the commit (one
-token, in the background) just before committing: the new summary changes the prompt
-near its start, and this way the agent's next turn, which sees the commit, finds that
-prompt already evaluated instead of paying for it. A failed warm is logged and changes
-nothing; a cancelled one (a run's end past its grace) still commits.
-
-The two steps run side by side (the merge reads the old L and S, the chunk's summary
-reads new memories), each asked, judged and given its fallbacks in
-``engine.agents.summary_steps``: prompts fitted to the summarizer's ``num_ctx``, the
-quality gate, rejections kept in the memory state so that any sequence of processes
-reaches the extractive summary after ``MAX_REJECTIONS`` of one step. A step that passed
-is kept while the other is retried, so it is not asked for twice.
-
-Back-pressure (``engine.memory.backpressure``): the requests of a character whose
-memory is falling behind are urgent (``urgent``): they go before every turn request,
-and ``committed`` tells the memory gate that held turns may go.
-
-**The bound never waits on a model.** A memory that would take a character past its
-bound (``backpressure.bound``: I + 2R for an agent, I + 4R for a player) commits the
-due chunk extractively the moment it is recorded (``poke``: no call, no wait); a
-character whose summaries are extractive by setting (a player in a served world:
-``players``) has each chunk made that way by its worker as it falls due, off the path of
-the command that made it due. A model's summary of a chunk committed that way
-meanwhile *upgrades* it (``engine.agents.compaction_commit.upgrade``) while it is still
-the current summary, and is dropped otherwise. A character the bound had to commit at
-once is no longer urgent (its summaries would mostly win upgrades, and no turn should
-wait for that); one it commits at once twice within ``OUTRUN_SECONDS`` is *outrun*
-(memories come faster than the model can fold them: a player typing fast): for that
-long its chunks are made extractively as they fall due, and the calls in flight for a
-chunk already committed are cancelled, so no turn waits for them.
-
-**A failing summarizer is said at once and never stops memory.** Server errors on
-summary calls count against the summarizer (``engine.memory.summarizer_health``): the
-first is said (``notice``) at once; after ``FAILING_AFTER`` in a row every step is made
-extractively with no call, a try of the model once a minute, until it answers again.
-
-An attempt fails on any exception (an LLM error, a vault or disk error, a bug) or a
-rejection: nothing is committed, ``failures`` grows by one, ``last_error`` says why
-(and stays after a later success: failures > 0 always comes with a reason). A server's
-failure is tried again after 1 s, 2 s, 4 s ... (with jitter, at most 60 s), for as long
-as the run lasts; the worker stays alive meanwhile, so new memories never start another
-attempt. A rejection is tried again at once (the model answered; the rejections of a
-step are bounded by ``MAX_REJECTIONS``), and one that leaves a step with
-``MAX_REJECTIONS`` even in ``mudsim do`` (``retry`` off, which otherwise makes one
-attempt): that try needs no model. Errors that are not an LLM, vault or gate failure
-are also reported to the supervisor (the run log, with the traceback). A worker's
-``in_flight`` mark is removed when its task ends, however it ends, even when it was
-cancelled before it ran.
-
-``force`` is ``@compact-memories``: compact [b, M - I) in chunks of at most R, after
-whatever is in flight. ``drain`` ends a run: workers mid-call get a bounded wait,
-workers waiting to retry stop; what is left stays pending for the next run.
+An attempt fails on any exception or a rejection: nothing is committed, ``failures``
+grows, ``last_error`` says why. A rejection is asked again at once (at most
+``MAX_REJECTIONS`` a step, then the step is extractive); a server's failure counts
+against the summarizer (``engine.memory.summarizer_health``: said at once, extractive
+after ``FAILING_AFTER`` in a row) and is tried again after 1 s, 2 s, 4 s ... (jitter, at
+most 60 s). ``force`` is ``@compact-memories``; ``drain`` ends a run (workers mid-call get
+a bounded wait, the rest stays pending for the next run).
 """
 
 from __future__ import annotations
@@ -78,7 +35,7 @@ from typing import Any, Literal
 from engine import wallclock
 from engine.agents import compaction_commit
 from engine.agents.compaction_commit import Made, compose, made_at_once, trusted_older
-from engine.agents.memory import MemoryStream
+from engine.agents.memory import MemoryStream, happened
 from engine.agents.summary_steps import (
     MAX_REJECTIONS,
     CompactionTally,
@@ -90,6 +47,7 @@ from engine.agents.supervisor import Supervisor, one_line
 from engine.agents.thinker import Generator
 from engine.errors import LLMError, VaultError, about_the_request
 from engine.memory.backpressure import bound
+from engine.memory.outrun import Outruns
 from engine.memory.record import utc_now
 from engine.memory.summarizer_health import SummarizerHealth
 from engine.memory.waterfall import Chunk, compaction_due, due_chunk, forced_target, next_chunk
@@ -102,13 +60,6 @@ _log = logging.getLogger("mudsim.compaction")
 def log_error(message: str, exc: BaseException) -> None:
     """The default report: the ``mudsim`` log, with the traceback."""
     _log.error("%s", message, exc_info=exc)
-
-
-OUTRUN_SECONDS = 30.0
-"""A character the bound had to commit at once is *outrun* for this long after: memories
-come faster than the model summarizes them (a player typing fast), so its chunks are
-made extractively as they fall due, with no call (a call would only win an upgrade, and
-every turn would wait for it)."""
 
 
 def _server_failure(exc: Exception) -> bool:
@@ -200,10 +151,8 @@ class Compactor:
     """The last failed attempt's error, for any character."""
     tally: CompactionTally = field(default_factory=CompactionTally)
     _pending: dict[str, _Pending] = field(default_factory=dict)
-    _at_once: dict[str, datetime] = field(default_factory=dict)
-    """When the bound last committed each character's memories at once."""
-    _outrun: dict[str, datetime] = field(default_factory=dict)
-    """When each character the bound outran was last committed at once (``outrun``)."""
+    outruns: Outruns = field(default_factory=Outruns)
+    """Whom the bound has had to commit at once (``engine.memory.outrun``)."""
 
     @property
     def calls_in_flight(self) -> int:
@@ -244,7 +193,7 @@ class Compactor:
                     mind, chunk, extractive_budget(self.options, self.summary_chars)
                 )
                 now = self.now()
-                again = self._at_once_again(mind, now)
+                again = self.outruns.committed_at_once(mind.character.id, now)
                 self._commit(mind, chunk, mind.memories(*chunk), merged, summarized)
             except Exception as exc:  # a disk error: said, and the bound waits for the next memory
                 self._failed(mind, chunk, exc)
@@ -394,7 +343,7 @@ class Compactor:
         failing = self.health.describe()
         if failing is not None and self.retry:
             mind.summaries_note = failing
-        elif mind.character.id in self._outrun and self.outrun(mind, self.now()):
+        elif self.outruns.maybe(mind.character.id) and self.outrun(mind, self.now()):
             mind.summaries_note = (
                 "memories come faster than the summarizer folds them; writing extractive "
                 "summaries as they fall due"
@@ -422,32 +371,21 @@ class Compactor:
                             answered=lambda: self._say(self.health.answered()))  # fmt: skip
 
     def outrun(self, mind: MemoryStream, now: datetime) -> bool:
-        """The bound committed ``mind``'s memories at once twice within
-        ``OUTRUN_SECONDS``, the last time less than that ago (a burst is not a flood)."""
-        since = self._outrun.get(mind.character.id)
-        return since is not None and (now - since).total_seconds() < OUTRUN_SECONDS
-
-    def _at_once_again(self, mind: MemoryStream, now: datetime) -> bool:
-        """Note an at-once commit of ``mind``'s now; whether it is outrun by it."""
-        key = mind.character.id
-        last, self._at_once[key] = self._at_once.get(key), now
-        if last is not None and (now - last).total_seconds() < OUTRUN_SECONDS:
-            self._outrun[key] = now
-            return True
-        return False
+        """The bound outruns the model for ``mind`` (``engine.memory.outrun``)."""
+        return self.outruns.outrun(mind.character.id, now)
 
     def _urgent(self, mind: MemoryStream) -> bool:
         """``urgent``, but not for a character the bound had to commit at once: its
         summaries would mostly upgrade what is committed, and no turn should wait for
         that."""
-        return mind.character.id not in self._at_once and self.urgent(mind)
+        return not self.outruns.ever(mind.character.id) and self.urgent(mind)
 
     def _use_model(self, mind: MemoryStream) -> bool:
         """Whether ``mind``'s next steps ask the model: not while the bound outruns it,
         nor while the summarizer fails (but for its try once a minute)."""
         if self.extractive_only(mind):
             return False
-        if mind.character.id not in self._outrun and not self.health.failing:
+        if not self.outruns.maybe(mind.character.id) and not self.health.failing:
             return True  # (no clock reading: a replay's record stays as it was)
         now = self.now()
         return not self.outrun(mind, now) and self.health.use_model(now)
@@ -480,7 +418,7 @@ class Compactor:
 
         async def summarize() -> Made:
             if pending.summarized is None or pending.summarized[0] != chunk:
-                memories = [memory.text for memory in records]
+                memories = happened(records)
                 text, method = await steps.chunk(worker, chunk, memories)
                 pending.summarized = (chunk, Made(text, method))
             return pending.summarized[1]

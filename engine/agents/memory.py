@@ -15,7 +15,7 @@ character's Miniworld memory files are imported at its first load, resumably
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from engine.faults import crash_point
@@ -168,15 +168,16 @@ class MemoryStream:
         return self.tail[start - self.boundary : end - self.boundary]
 
     def memory_texts(self, start: int, end: int) -> list[str]:
-        """The texts of memories [start, end): from the tail when it holds them, else read
-        from the journal (a merge's sources: the raw memories its summaries cover)."""
+        """What happened in memories [start, end) (``happened``): from the tail when it
+        holds them, else read from the journal (a merge's sources: the raw memories its
+        summaries cover)."""
         if start >= self.boundary:
-            return [memory.text for memory in self.memories(start, end)]
+            return happened(self.memories(start, end))
         span = self._last_chunk
         if span and span[0].seq <= start and end <= span[-1].seq + 1:
-            return [memory.text for memory in span[start - span[0].seq : end - span[0].seq]]
+            return happened(span[start - span[0].seq : end - span[0].seq])
         _, records = read_tail(self.journal.path, start, warn=lambda _: None)
-        return [memory.text for memory in records[: end - start]]
+        return happened(records[: end - start])
 
     def commit(self, longterm: Summary | None, recent: Summary) -> None:
         """Save a compaction (the vault first), then move b to the end of its chunk."""
@@ -249,6 +250,13 @@ class MemoryStream:
             queued_turns=self.queued_turns,
             queued_seconds=self.queued_seconds,
         )
+
+
+def happened(records: Iterable[MemoryRecord]) -> list[str]:
+    """The texts of ``records`` a summary summarizes: all but what the agent recalled
+    (a ``recall``'s result quotes its summaries and notes, which may hold what a model
+    once invented: it is no source of facts, and not summarized again)."""
+    return [m.text for m in records if not (m.command or "").lower().startswith("recall")]
 
 
 def summary_info(summary: Summary | None) -> SummaryInfo | None:

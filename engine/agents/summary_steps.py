@@ -144,7 +144,12 @@ class SummarySteps:
         key = f"chunk@{start}"
         prompt = fitted_chunk_prompt(mind.character.name, memories, prompt_budget(self.options),
                                      counter_of(self.llm))  # fmt: skip
-        if not self.use_model or prompt is None or mind.rejections.get(key, 0) >= MAX_REJECTIONS:
+        if (
+            not memories  # (nothing happened in it but recalling)
+            or not self.use_model
+            or prompt is None
+            or mind.rejections.get(key, 0) >= MAX_REJECTIONS
+        ):
             return extractive_summary(memories, self.budget), "extractive"
         return await self._ask(worker, prompt, key, f"summary of #{start}-#{end - 1}",
                                purpose="summary", sources=memories)  # fmt: skip

@@ -20,8 +20,8 @@ in common):
 - *negation*: a negated clause matches a memory that is negated too (or failed);
 - *invented*: no clause of three content words or more has most of them missing
   from every memory;
-- *voice*: an English summary speaks in the first person (``I``, ``me``, ``my``, ``we``
-  outside quotes) and never names its own agent outside quoted speech.
+- *voice*: an English summary does not speak to its agent as "you" instead of "I",
+  never names its own agent outside quoted speech, and never says "I am" another.
 
 The clause checks read English (the engine's memory lines are English); a summary in
 another language is held to numbers in digits and to grounding as a whole.
@@ -245,6 +245,9 @@ def unfaithful(
     own = _own_names(agent, names)
     if own & set(_capitalised(unquoted)):
         return f"speaks of {agent} in the third person"
+    posing = _posing(unquoted, agent, names) if agent else None
+    if posing:
+        return f"speaks as {posing}, not as {agent}"
     failed = _failed_as_done(unquoted, sources)
     if failed:
         return failed
@@ -287,8 +290,24 @@ def _failed_as_done(text: str, sources: Sequence[str]) -> str | None:
 
 
 def _own_names(agent: str, names: Sequence[str]) -> set[str]:
-    others = {w for name in names for w in _capitalised(name)}
+    """The words of ``agent``'s name no other name has (``Cale`` of ``Brother Cale``
+    beside ``Brother Anselm``); ``names`` may list the agent itself."""
+    others = {w for name in names if name.strip() != agent.strip() for w in _capitalised(name)}
     return {w for w in _capitalised(agent) if w not in others and w.lower() not in _TITLES}
+
+
+_I_AM: Final = re.compile(r"\bI(?:['’]m| am)\s+((?:[A-Z][\w'’-]*\s*){1,3})")
+
+
+def _posing(text: str, agent: str, names: Sequence[str]) -> str | None:
+    """Another character's name the summary says "I am" (``I am Ash`` in Wren's)."""
+    own = set(_capitalised(agent))
+    people = {w for name in names for w in _capitalised(name)} - own
+    for match in _I_AM.finditer(text):
+        claimed = [w.strip(".,;:!?") for w in match.group(1).split()]
+        if claimed and claimed[0] in people and claimed[0] not in own:
+            return claimed[0]
+    return None
 
 
 def _clause_problem(clause: str, lines: Sequence[Line], known: set[str]) -> str | None:

@@ -79,7 +79,7 @@ LOOP: Final = "the summarizer's reply repeats itself"
 TOO_LONG: Final = "the summarizer's reply is longer than the prompt can show whole"
 
 MIN_WORDS: Final = 8
-ECHO_WORDS: Final = 5
+ECHO_WORDS: Final = 4
 """An echo shares this many words in a row with the prompt's instructions."""
 COPY_WORDS: Final = 6
 COPY_SHARE: Final = 0.5

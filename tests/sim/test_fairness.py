@@ -9,7 +9,9 @@ Thinkers, Compactor, memory gate and Dispatcher.
   every turn. Back-pressure holds the bound at every moment: an agent's M - b never
   passes I + 2R (I + 2R + 1 with the player's line: within the issue's I + 2R + S), a
   player's never passes I + 4R; turns that waited say so (``held_for_memory``, kept in
-  the vault). Without the gate the same crowd runs far past it.
+  the vault). Without the gate the bound still holds (a memory that would pass it
+  commits the due chunk extractively at once), but most summaries are then extractive:
+  the gate is what keeps them the model's.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from pathlib import Path
 
 import pytest
 
+from engine.agents.memory import MemoryStream
 from engine.agents.thinker import Turn
 from engine.llm.dispatcher import Dispatcher, Endpoint
 from engine.llm.request import Generation, LLMRequest, Priority
-from engine.memory.backpressure import limit
+from engine.memory.backpressure import bound, limit
 from engine.memory.waterfall import Windows
 from engine.sim.run import make_thinkers
 from engine.sim.scheduler import Happening, Scheduler
@@ -185,17 +188,26 @@ async def test_a_player_who_speaks_every_turn_gets_summaries_and_a_bound_too(
     assert pat.count > 150  # every turn was a memory of Pat's (and Pat's own lines)
 
 
-async def test_without_the_gate_a_crowd_breaks_the_bound(tmp_path: Path) -> None:
-    """What main did before back-pressure (the gate left open): the same crowd runs far
-    past the bound, which is why the gate exists."""
-    world = _world(5, crowd=True)
-    text = world
-    (tmp_path / "fair.yaml").write_text(text, encoding="utf-8")
-    sim = Simulation.open(tmp_path / "vault", tmp_path / "fair.yaml")
+async def _crowd_with_gate(tmp_path: Path, gate: bool) -> tuple[int, list[str]]:
+    """5 agents saying things in one room, 150 turns, the memory gate on or off: the
+    largest M - b any agent reached, and how each committed chunk summary was made."""
+    world = tmp_path / f"fair-{'gated' if gate else 'open'}.yaml"
+    world.write_text(_world(5, crowd=True), encoding="utf-8")
+    sim = Simulation.open(tmp_path / world.stem, world)
     model = InstantModel("say")
     dispatcher = Dispatcher([Endpoint("instant", model, slots=1)], bypass_limit=BYPASS_LIMIT)
     sim.knowledge.enabled = False
-    sim.memory_gate.enabled = False
+    sim.memory_gate.enabled = gate
+    methods: list[str] = []
+    told = sim.compactor.committed
+
+    def committed(mind: MemoryStream) -> None:
+        assert mind.summaries.recent is not None
+        methods.append(mind.summaries.recent.method)
+        if told is not None:
+            told(mind)
+
+    sim.compactor.committed = committed
     sim.start_compaction(dispatcher, dict.fromkeys(sim.minds, "tiny"))
     thinkers = make_thinkers(sim, dict.fromkeys(sim.minds, "tiny"))
     scheduler = Scheduler(sim, dispatcher, thinkers, seed=1, speed=1e6)
@@ -215,7 +227,29 @@ async def test_without_the_gate_a_crowd_breaks_the_bound(tmp_path: Path) -> None
         await dispatcher.aclose()
     finally:
         sim.close()
-    assert peak > limit(Windows(IMMEDIATE, RECENT), "agent") + 1
+    return peak, methods
+
+
+async def test_without_the_gate_the_bound_holds_but_summaries_go_extractive(
+    tmp_path: Path,
+) -> None:
+    """The bound never needs the gate: with it left open (what main did before
+    back-pressure) the same crowd stays within I + 2R, because a memory that would pass
+    it commits the due chunk extractively at once. The gate is what keeps the summaries
+    the model's: without it most are extractive, with it most are model-written."""
+    gated, gated_methods = await _crowd_with_gate(tmp_path, gate=True)
+    open_, open_methods = await _crowd_with_gate(tmp_path, gate=False)
+    windows = Windows(IMMEDIATE, RECENT)
+    assert gated <= bound(windows, "agent") == IMMEDIATE + 2 * RECENT
+    assert open_ <= bound(windows, "agent")
+
+    def extractive(methods: list[str]) -> float:
+        assert methods, "nothing was committed"
+        return methods.count("extractive") / len(methods)
+
+    assert extractive(open_methods) > 0.5  # the bound, not the model, made them
+    assert extractive(gated_methods) < 0.5  # the gate let the model keep up
+    assert extractive(gated_methods) < extractive(open_methods)
 
 
 async def test_the_vault_sets_how_many_turns_a_summary_lets_pass(tmp_path: Path) -> None:
