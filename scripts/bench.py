@@ -11,7 +11,8 @@
 checkout in the same run, interleaved (baseline, this, baseline, ...; ``--repeats``
 each, medians), each in its own process, so a slower or busier machine weighs on both
 alike; it prints each figure, the baseline's, this checkout's and the ratio (this /
-baseline). ``--turns`` sets the engine bench's turns per agent (default 200).
+baseline). ``--turns`` sets the engine bench's turns per agent (default 200);
+``--repeats`` also sets the runs of each ``fairness`` case (medians, min-max).
 
 ``local`` needs the embedded model (the ``local`` extra), ``telnet`` takes some five
 minutes and ``sweep`` two (with Ray, the ``sweep`` extra): they run only when named, as
@@ -187,7 +188,8 @@ def main() -> int:
         metavar="REV|FILE",
         help="engine only: ratios to a commit's figures (or a saved --json)",
     )
-    parser.add_argument("--repeats", type=int, default=REPEATS, help="runs of each side")
+    parser.add_argument("--repeats", type=int, default=REPEATS,
+                        help="runs of each side (--baseline), of each fairness case")  # fmt: skip
     parser.add_argument("--turns", type=int, default=None, help="engine: turns per agent")
     args = parser.parse_args()
     if args.baseline is not None:
@@ -204,8 +206,12 @@ def main() -> int:
         print(f"mudsim benchmarks: median of {REPEATS} repeats; python "
               f"{sys.version.split()[0]}, {os.cpu_count()} cores")  # fmt: skip
     for name in names:
-        engine_turns = name == "engine" and args.turns
-        results[name] = bench_engine(args.turns) if engine_turns else BENCHMARKS[name]()
+        if name == "engine" and args.turns:
+            results[name] = bench_engine(args.turns)
+        elif name == "fairness":
+            results[name] = bench_fairness(args.repeats)
+        else:
+            results[name] = BENCHMARKS[name]()
         if not args.json:
             _print_figures(name, results[name])
     print(json.dumps(results))

@@ -32,7 +32,8 @@ turn that waited while compactions went first waited for memory (``held_for_memo
 Urgency ages the other way too: a request passed by ``bypass_limit`` (times its
 patience) urgent ones goes first, before them, so a crowd whose memory never catches up
 (a player typing fast) starves no agent of its turns; the memory bound holds without
-the model anyway (``engine.agents.compactor``).
+the model anyway (``engine.agents.compactor``). Overdue requests go before all of these,
+so that no kind of aging makes a request wait through more than its limit.
 
 ``FairnessStats`` records, per priority, how many requests were granted and the most
 times any of them was bypassed (``scripts/bench.py fairness`` and the tests read it).
@@ -95,29 +96,35 @@ class FairQueue(Generic[T]):
         return limit is not None and entry.bypassed >= limit * entry.patience
 
     def peek(self) -> Waiting[T] | None:
-        """What ``pop`` would return: an urgent request (oldest first), else an overdue
-        one (worst priority, then oldest), else the best priority (oldest first)."""
+        """What ``pop`` would return (``_head``)."""
+        return self._head()[0]
+
+    def _head(self) -> tuple[Waiting[T] | None, bool]:
+        """The head, and whether it goes first for its urgency alone: an overdue request
+        (worst priority, then oldest), else one passed by ``bypass_limit`` urgent ones
+        (oldest first), else an urgent one (oldest first), else the best priority
+        (oldest first). Overdue ones go before the rest so that nobody is bypassed more
+        than the limit, whichever kind of aging made another go first."""
         if not self._waiting:
-            return None
-        limit = self.bypass_limit
-        for entry in self._waiting:  # passed by urgent ones long enough: it goes first
-            if limit is not None and entry.passed_by_urgent >= limit * entry.patience:
-                return entry
-        for entry in self._waiting:  # (in arrival order: pushed in order, never reordered)
-            if entry.urgent is not None and entry.urgent():
-                return entry
+            return None, False
         overdue = [entry for entry in self._waiting if self.overdue(entry)]
         if overdue:
-            return min(overdue, key=lambda entry: (-entry.priority, entry.order))
-        return min(self._waiting, key=lambda entry: (entry.priority, entry.order))
+            return min(overdue, key=lambda entry: (-entry.priority, entry.order)), False
+        limit = self.bypass_limit
+        for entry in self._waiting:  # (in arrival order: pushed in order, never reordered)
+            if limit is not None and entry.passed_by_urgent >= limit * entry.patience:
+                return entry, False
+        for entry in self._waiting:
+            if entry.urgent is not None and entry.urgent():
+                return entry, True
+        return min(self._waiting, key=lambda entry: (entry.priority, entry.order)), False
 
     def pop(self) -> Waiting[T]:
         """Take the head; every waiting request of a worse priority was bypassed once, and
         every one an urgent head went before for its urgency alone was passed by it."""
-        head = self.peek()
+        head, jumped = self._head()
         if head is None:
             raise IndexError("pop from an empty FairQueue")
-        jumped = head.urgent is not None and head.urgent()
         self._waiting.remove(head)
         for entry in self._waiting:
             if entry.priority > head.priority:

@@ -150,20 +150,18 @@ class MemoryGate:
     async def _wait_while_behind(self) -> None:
         """Until nobody is behind, or ``HOLD_LIMIT`` seconds (``sleep``) have passed."""
         limit = asyncio.ensure_future(self.sleep(HOLD_LIMIT))
+        loop = asyncio.get_running_loop()
         try:
             while self.anyone_behind() and not limit.done():
-                change = asyncio.ensure_future(self._next_change())
+                if self._wake is None:  # made now, not a loop step later: no change is lost
+                    self._wake = loop.create_future()
+                change = asyncio.shield(self._wake)
                 try:
                     await asyncio.wait({change, limit}, return_when=asyncio.FIRST_COMPLETED)
                 finally:
-                    change.cancel()
+                    change.cancel()  # (the shield's, not the shared wake's)
         finally:
             limit.cancel()
-
-    async def _next_change(self) -> None:
-        if self._wake is None:
-            self._wake = asyncio.get_running_loop().create_future()
-        await asyncio.shield(self._wake)
 
 
 class _Counting:

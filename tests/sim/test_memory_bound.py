@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,8 +64,10 @@ class Watch:
             self.turns.setdefault(happening.agent, []).append(time.monotonic())
 
 
-@contextmanager
-def crowd(tmp_path: Path, stub: StubOllama) -> Iterator[tuple[Simulation, Scheduler, Watch]]:
+@asynccontextmanager
+async def crowd(
+    tmp_path: Path, stub: StubOllama
+) -> AsyncIterator[tuple[Simulation, Scheduler, Watch]]:
     world = tmp_path / "crowd.yaml"
     world.write_text(crowd_world(), encoding="utf-8")
     sim = Simulation.open(tmp_path / "vault", world, notice=None)
@@ -83,6 +85,8 @@ def crowd(tmp_path: Path, stub: StubOllama) -> Iterator[tuple[Simulation, Schedu
     try:
         yield sim, scheduler, watch
     finally:
+        await sim.supervisor.aclose()
+        await dispatcher.aclose(grace=1.0)  # (its HTTP connections closed, none leaked)
         sim.close()
 
 
@@ -117,7 +121,7 @@ async def test_a_player_typing_every_0_3_s_keeps_everyone_in_bound_and_agents_tu
 ) -> None:
     with StubOllama(replies=_replies(), models=["tiny"], summary=RELATED, seed=5) as stub:
         stub.summary_delay, stub.summary_jitter = 0.5, 1.5  # a 0.5-2 s summarizer
-        with crowd(tmp_path, stub) as (sim, scheduler, watch):
+        async with crowd(tmp_path, stub) as (sim, scheduler, watch):
             running = asyncio.create_task(scheduler.run())
             started = time.monotonic()
             typing = 6.0
@@ -143,7 +147,7 @@ async def test_a_summarizer_answering_500_never_stops_the_world_and_is_said_at_o
     said: list[tuple[float, str]] = []
     with StubOllama(replies=_replies(), models=["tiny"], summary=RELATED) as stub:
         stub.summary_status = 500
-        with crowd(tmp_path, stub) as (sim, scheduler, watch):
+        async with crowd(tmp_path, stub) as (sim, scheduler, watch):
             sim.compactor.notice = lambda line: said.append((time.monotonic(), line))
             sim.compactor.first_delay = 0.2
             first: list[float] = []
@@ -177,7 +181,7 @@ async def test_a_turn_held_for_memory_is_cut_at_once_when_the_run_stops(
 ) -> None:
     with StubOllama(replies=_replies(), models=["tiny"], summary=RELATED) as stub:
         stub.hang_next(times=50)  # nothing answers: memory falls behind, turns are held
-        with crowd(tmp_path, stub) as (sim, scheduler, _):
+        async with crowd(tmp_path, stub) as (sim, scheduler, _):
             pat = sim.character("Pat")
             for n in range(12):  # every agent at its limit (12): agents wait
                 sim.execute(pat, f"say Line {n} from me.")
@@ -202,7 +206,7 @@ async def test_a_hold_lasts_at_most_its_limit_when_a_summary_never_comes(
     monkeypatch.setattr(memory_gate, "HOLD_LIMIT", 0.3)
     with StubOllama(replies=_replies(), models=["tiny"], summary=RELATED) as stub:
         stub.hang_next(times=50)
-        with crowd(tmp_path, stub) as (sim, _, _):
+        async with crowd(tmp_path, stub) as (sim, _, _):
             mind = sim.minds["agent0"]
             pat = sim.character("Pat")
             for n in range(12):
