@@ -68,6 +68,7 @@ from bench_common import REPEATS
 from engine.agents.memory import MemoryStream
 from engine.agents.thinker import Turn
 from engine.llm.dispatcher import Dispatcher, Endpoint
+from engine.llm.fake import fake_summary
 from engine.llm.request import Generation, LLMRequest, Priority
 from engine.sim.run import make_thinkers
 from engine.sim.scheduler import Happening, Scheduler
@@ -84,7 +85,6 @@ CROWD_WORLD_TURNS = 20
 each agent)."""
 CROWD_DELAY = 0.002
 """Seconds each call of a crowd takes (a fast server), so that waits can be timed."""
-SUMMARY = "I listened to everyone in the room say something, and I said something too."
 
 
 def fairness_world(agents: int, window: int = WINDOW, *, crowd: bool = False,
@@ -121,13 +121,13 @@ class PromptModel:
         if request.role == "summarizer":
             self.first_request.setdefault(request.agent, loop.time())
         await asyncio.sleep(self.delay)
-        request.prompt()
+        prompt = request.prompt()
         if request.role == "actor":
             self.turns += 1
             text = f"{self.verb} Something number {self.turns}."
         else:
             self.summaries += 1
-            text = SUMMARY
+            text = fake_summary(prompt)  # (in its memories' words: the gate takes it)
         return Generation(text=text, prompt_tokens=10, completion_tokens=5, done_reason="stop")
 
     def committed(self, mind: MemoryStream) -> None:

@@ -378,7 +378,7 @@ class Compactor:
         """``urgent``, but not for a character the bound had to commit at once: its
         summaries would mostly upgrade what is committed, and no turn should wait for
         that."""
-        return not self.outruns.ever(mind.character.id) and self.urgent(mind)
+        return not self.outruns.not_urgent(mind.character.id) and self.urgent(mind)
 
     def _use_model(self, mind: MemoryStream) -> bool:
         """Whether ``mind``'s next steps ask the model: not while the bound outruns it,
@@ -456,6 +456,7 @@ class Compactor:
                               merged, made)  # fmt: skip
                 return
             self._commit(mind, chunk, records, merged, made)
+            self.outruns.kept_up(mind.character.id)
 
         def after() -> MemoryStream:  # what the next turn reads (only the texts matter)
             return mind.as_committed(*compose(mind, chunk, records, merged, made, 0, ""))
