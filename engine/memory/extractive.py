@@ -26,6 +26,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
+from functools import lru_cache
 from typing import Final
 
 from engine.memory.wording import STOPWORDS, sentences, words
@@ -94,8 +95,10 @@ def _distinct(pieces: Iterable[str]) -> list[str]:
     return kept
 
 
-def _content_words(piece: str) -> set[str]:
-    return {w for w in words(piece) if len(w) > 2 and w not in STOPWORDS}
+@lru_cache(maxsize=8192)
+def _content_words(piece: str) -> frozenset[str]:
+    """``piece``'s content words (cached: a selection asks for each piece's often)."""
+    return frozenset(w for w in words(piece) if len(w) > 2 and w not in STOPWORDS)
 
 
 def _select(

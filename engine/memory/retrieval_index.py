@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from engine.memory.retrieval_postings import Postings
 from engine.memory.retrieval_scoring import (
@@ -83,7 +83,7 @@ class Index(Postings):
             position = eligible[k]
             item, place = self.at(position), where[k]
             text = self._texts[position]
-            if any(fuzz.ratio(text, seen) > DUPLICATE for seen in texts):
+            if _repeats(text, texts):
                 continue
             heading = _heading_cost(place, opened, tokens)
             cost = tokens(line(item)) + heading
@@ -168,7 +168,7 @@ class Index(Postings):
         for k in self._order(positions, score, ties):
             position = positions[k]
             text = self._texts[position]
-            if any(fuzz.ratio(text, seen) > DUPLICATE for seen in texts):
+            if _repeats(text, texts):
                 continue
             texts.append(text)
             fresh = not self._undated[position] and 0 <= age[position] <= RECENT_HOURS / 24
@@ -191,3 +191,12 @@ def _heading_cost(place: Place, opened: set[str], tokens: Callable[[str], int]) 
     if place in KNOWLEDGE_PLACES and SUMMARY_HEADING not in opened:
         cost += tokens(SUMMARY_HEADING)
     return cost
+
+
+def _repeats(text: str, chosen: list[str]) -> bool:
+    """``text`` is more than ``DUPLICATE`` similar to one of ``chosen`` (rapidfuzz's loop in
+    C, each comparison cut short once it cannot reach the mark)."""
+    if not chosen:
+        return False
+    found = process.extractOne(text, chosen, scorer=fuzz.ratio, score_cutoff=DUPLICATE)
+    return found is not None and found[1] > DUPLICATE
