@@ -97,7 +97,7 @@ class Index(Postings):
             opened.add(HEADINGS[place])
             if place in KNOWLEDGE_PLACES:
                 opened.add(SUMMARY_HEADING)
-            texts.append(text)
+            texts.append(text[:COMPARED])
             chosen.append(Chosen(item, float(rel[position]), float(rec[position]),
                                  float(score[position]), place, _maybe(sem, position)))  # fmt: skip
         return Selection(chosen=chosen, tokens=used)
@@ -170,7 +170,7 @@ class Index(Postings):
             text = self._texts[position]
             if _repeats(text, texts):
                 continue
-            texts.append(text)
+            texts.append(text[:COMPARED])
             fresh = not self._undated[position] and 0 <= age[position] <= RECENT_HOURS / 24
             place = self._place(position, float(rel[position]), bool(fresh)) or "recent"
             found.append(Chosen(self.at(position), float(rel[position]), float(rec[position]),
@@ -193,10 +193,18 @@ def _heading_cost(place: Place, opened: set[str], tokens: Callable[[str], int]) 
     return cost
 
 
+COMPARED: int = 400
+"""The characters of two items' texts the near-duplicate check compares (a long past
+summary's opening says what it is about; comparing all of two long ones costs their
+lengths multiplied, for every item chosen)."""
+
+
 def _repeats(text: str, chosen: list[str]) -> bool:
-    """``text`` is more than ``DUPLICATE`` similar to one of ``chosen`` (rapidfuzz's loop in
-    C, each comparison cut short once it cannot reach the mark)."""
+    """``text`` (its first ``COMPARED`` characters) is more than ``DUPLICATE`` similar to
+    one of ``chosen`` (theirs; rapidfuzz's loop in C, each comparison cut short once it
+    cannot reach the mark)."""
     if not chosen:
         return False
-    found = process.extractOne(text, chosen, scorer=fuzz.ratio, score_cutoff=DUPLICATE)
+    found = process.extractOne(text[:COMPARED], chosen, scorer=fuzz.ratio,
+                               score_cutoff=DUPLICATE)  # fmt: skip
     return found is not None and found[1] > DUPLICATE
