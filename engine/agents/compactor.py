@@ -269,24 +269,30 @@ class Compactor:
         mind = worker.mind
         failures_in_a_row = 0
         announced = False
-        while not self.stopping:
+        free = False  # the next try needs no model: made even while stopping (it costs nothing)
+        while not self.stopping or free:
             chunk = next_chunk(mind.count, mind.boundary, mind.windows, worker.target)
             if chunk is None:
                 break
+            stopping, free = self.stopping, False
             try:
                 if not announced:
                     self.save_state(mind)  # in flight: `mudsim status` can see it
                     announced = True
-                await self._compact(worker, chunk)
+                await self._compact(worker, chunk, use_model=not stopping)
             except Exception as exc:  # every failure counts; a cancellation is no failure
                 self._failed(mind, chunk, exc)
+                if stopping:
+                    break
                 if _server_failure(exc):
                     said = self.health.failed(self.now(), one_line(exc))
                     if self.retry:  # (``do`` says what stays pending, once, at its end)
                         self._say(said)
                     if self.health.failing:
+                        free = True
                         continue  # the next try needs no model
                 if isinstance(exc, SummaryRejectedError) and exc.exhausted:
+                    free = True
                     continue  # that step's next try needs no model
                 if not self.retry:
                     break
@@ -363,11 +369,11 @@ class Compactor:
             )
 
     # -- one attempt -----------------------------------------------------------------------
-    def _steps(self, mind: MemoryStream) -> SummarySteps:
+    def _steps(self, mind: MemoryStream, use_model: bool) -> SummarySteps:
         assert self.llm is not None
         return SummarySteps(self.llm, self.models, self.options, self.constrain,
-                            self.summary_chars, self._urgent, self.tally,
-                            names=self.names(mind), use_model=self._use_model(mind),
+                            self.summary_chars, self._urgent, self.tally, names=self.names(mind),
+                            use_model=use_model and self._use_model(mind),
                             answered=lambda: self._say(self.health.answered()))  # fmt: skip
 
     def outrun(self, mind: MemoryStream, now: datetime) -> bool:
@@ -394,11 +400,11 @@ class Compactor:
         if line:
             self.notice(line)
 
-    async def _compact(self, worker: _Worker, chunk: Chunk) -> None:
+    async def _compact(self, worker: _Worker, chunk: Chunk, *, use_model: bool = True) -> None:
         mind = worker.mind
         pending = self._pending.setdefault(mind.character.id, _Pending())
         old = mind.summaries
-        steps = self._steps(mind)
+        steps = self._steps(mind, use_model)
         start, end = chunk
         records = mind.memories(start, end)
 

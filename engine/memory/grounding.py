@@ -71,7 +71,7 @@ class Grounding:
             return f"names what its memories never do ({shown})"
         if self.support <= SUPPORT:
             return (
-                f"only {self.support:.0%} of its words are in its memories "
+                f"has only {self.support:.0%} of its words in its memories "
                 f"(more than {SUPPORT:.0%} must be)"
             )
         return None

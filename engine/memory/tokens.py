@@ -226,6 +226,24 @@ def prompt_room(options: Mapping[str, Any], default_reply: int = 0) -> int | Non
     return max(0, context - (reply if reply > 0 else default_reply) - RESERVED)
 
 
+SUMMARY_SAMPLE: Final = (
+    'I went north to the Yard with Bo and said, "The mill is warm today, number 12." Pat '
+    "told me the bread was lost; I waved, looked around the hall and wrote a note.\n"
+    'You say, "The well is loud today, number 169" (Nobody else is here to hear you.)\n'
+    "Bo arrives from The Hall."
+)
+"""Text of a summary's kind, both ways summaries are made: a model's first-person prose
+and an extractive summary's memory lines (``chars_per_token`` measures on it)."""
+
+
+def chars_per_token(counter: TokenCounter) -> float:
+    """How many characters of a summary's kind of text one token of ``counter`` holds at
+    least: the fewest over ``SUMMARY_SAMPLE``'s lines (3.2 for SmolLM2's tokenizer, 1.8
+    for ``ESTIMATE``, which counts English at about twice what SmolLM2 does, 1 for
+    ``CHARACTERS``)."""
+    return min(len(line) / max(1, counter.count(line)) for line in SUMMARY_SAMPLE.splitlines())
+
+
 def fits(text: str, limit: int, counter: TokenCounter) -> bool:
     """``text`` takes at most ``limit`` tokens (its UTF-8 bytes are a bound no tokenizer
     passes, so a short text is not counted at all)."""

@@ -131,6 +131,7 @@ def start_compaction(
     (a backlog left by an earlier run catches up)."""
     sim.compactor.llm = sim.knowledge.llm = llm
     sim.compactor.models = models
+    sim.compactor.summary_chars = summary_chars(sim.settings, sim.token_counter)
     sim.knowledge.models = consolidators if consolidators is not None else models
     if sim.knowledge.handbook is not None:
         sim.knowledge.handbook.llm = llm

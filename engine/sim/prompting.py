@@ -24,7 +24,7 @@ from engine.commands.registry import Command
 from engine.config import RoleProfile, Settings
 from engine.memory.constraint import Constraint
 from engine.memory.handbook import prompt_excerpt
-from engine.memory.tokens import prompt_room
+from engine.memory.tokens import ESTIMATE, TokenCounter, chars_per_token, prompt_room
 from engine.memory.waterfall import verbatim_count
 from engine.world.model import Character
 
@@ -45,18 +45,19 @@ SUMMARY_SHARE = 4
 summaries, shown whole, leave the memories and the situation room."""
 
 
-def summary_chars(settings: Settings) -> int | None:
+def summary_chars(settings: Settings, counter: TokenCounter = ESTIMATE) -> int | None:
     """The most characters a summary may have: the actor profile's ``summary_tokens``
-    (0: no limit of its own), and at most a ``SUMMARY_SHARE``-th of its context. The
-    prompt shows every summary whole; the compactor keeps them within this
-    (``engine.agents.summary_steps``)."""
+    (0: no limit of its own), and at most a ``SUMMARY_SHARE``-th of the turn prompt's
+    room, in characters as ``counter`` (the one turn prompts are fitted with) counts a
+    summary's kind of text. The prompt cuts a summary longer than that share
+    (``engine.agents.prompt_fit``), so the compactor keeps them within this
+    (``engine.agents.summary_steps``) and the prompt shows them whole."""
     profile = settings.llm.profiles.get("actor") or RoleProfile()
-    options = settings.llm.options_for("actor")
-    room = int(options.get("num_ctx", 0) or 0) - int(options.get("num_predict", 0) or 0)
-    tokens = [profile.summary_tokens] if profile.summary_tokens else []
-    if room > 0:
-        tokens.append(room // SUMMARY_SHARE)
-    return int(min(tokens) * CHARS_PER_TOKEN) if tokens else None
+    room = prompt_room(settings.llm.options_for("actor"), default_reply=TURN_REPLY)
+    limits = [profile.summary_tokens * CHARS_PER_TOKEN] if profile.summary_tokens else []
+    if room is not None:
+        limits.append(room // SUMMARY_SHARE * chars_per_token(counter))
+    return int(min(limits)) if limits else None
 
 
 def prompt_parts(

@@ -41,9 +41,10 @@ Which servers the agents think with, and the options each kind of call uses.
   brings to mind after its memories (prior knowledge, relevant notes, past
   experiences); unset (`null`): 400 for the embedded model, 2,000 otherwise; 0: none.
 - `notes_tokens`, `summary_tokens`, `handbook_tokens` (actor only): the most tokens the
-  relevant notes may take of `knowledge_tokens` (150), each summary (300) and the
-  handbook's profile and tips (300, counted as the model counts); 0 means no limit of
-  their own (for the handbook: none).
+  relevant notes may take of `knowledge_tokens` (150), each summary (300; and never
+  more than a quarter of a turn prompt's room) and the handbook's profile and tips
+  (300, counted as the model counts); 0 means no limit of their own (for the
+  handbook: none).
 - `constrain` (actor only): `true` makes the model write only valid commands for where
   the agent stands (Ollama: `format` with a JSON schema); `false` never; unset (`null`)
   means on for the embedded model and for a model the server reports (`/api/show`)

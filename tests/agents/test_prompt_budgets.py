@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from helpers import run, set_actor
 
-from engine.sim.prompting import build_prompt
+from engine.llm.fake import ScriptedBackend
+from engine.memory.extractive import extractive_summary
+from engine.sim.prompting import build_prompt, fitted_prompt
 from engine.sim.simulation import Simulation
 from engine.vault.summaries import Summary
 
@@ -49,3 +52,34 @@ def test_the_summaries_are_shown_whole_from_first_word_to_last(sim: Simulation) 
     assert f"## Older memories (summary)\n{longterm}\n" in prompt
     assert f"## Recent past (summary)\n{recent}\n" in prompt
     assert sim.compactor.summary_chars == 300 * 3.5  # the actor's summary_tokens
+
+
+@pytest.mark.parametrize("context", [1024, 2048])
+async def test_a_summary_the_compactor_makes_in_a_small_context_is_shown_whole(
+    sim: Simulation, context: int
+) -> None:
+    """In a small context the compactor's limit is a quarter of the turn prompt's room,
+    counted as the prompt is fitted (the estimate: about twice SmolLM2's tokens), so
+    the fitter never cuts the summaries' beginnings off (it cuts a part over a quarter)."""
+    set_actor(sim, options={"num_ctx": context, "num_predict": 64})
+    sim.start_compaction(ScriptedBackend(["look"]), {})
+    limit = sim.compactor.summary_chars
+    assert limit is not None
+    assert limit < 300 * 3.5  # the quarter, not summary_tokens, is the limit here
+    things = ("well", "gate", "mill", "bread", "fox", "rain", "bell", "key", "roof", "cart")
+    said = [f'You say, "The {things[n % 10]} is near today, number {n * 37}" (Nobody else '
+            "is here to hear you.)" for n in range(40)]  # fmt: skip
+    longterm, recent = extractive_summary(said[:20], limit), extractive_summary(said[20:], limit)
+    bo = sim.minds["bo"]
+    bo.summaries = dataclasses.replace(
+        bo.summaries,
+        longterm=Summary(longterm, 0, 20, 20, "2026-11-23T00:00:00Z", method="extractive"),
+        recent=Summary(recent, 20, 40, 40, "2026-11-23T00:00:00Z", method="extractive"),
+    )
+    for n in range(12):  # a verbatim tail that fills the rest of the room
+        run(sim, "Bo", f"say The lamp is lit, number {n}")
+    fitted = fitted_prompt(sim, sim.character("Bo"))
+    assert "long-term summary" not in fitted.cut
+    assert "recent summary" not in fitted.cut
+    assert f"## Older memories (summary)\n{longterm}\n" in fitted.text
+    assert f"## Recent past (summary)\n{recent}\n" in fitted.text

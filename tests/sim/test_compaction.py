@@ -624,6 +624,41 @@ async def test_three_rejections_commit_an_extractive_summary(
     assert sim.compactor.tally.extractive == 1
 
 
+class SlowRefusals(Summarizer):
+    """Refuses every summary, each once ``answer`` is set (so a run's end can start
+    while a call is out)."""
+
+    def __init__(self) -> None:
+        super().__init__(about=lambda _: "I'm sorry, but I cannot summarize these memories.")
+        self.answer = asyncio.Event()
+
+    async def generate(self, request: LLMRequest) -> Generation:
+        await self.answer.wait()
+        return await super().generate(request)
+
+
+async def test_a_third_rejection_during_a_runs_end_still_commits_the_extractive_summary(
+    sim: Simulation, vault_dir: Path
+) -> None:
+    llm = SlowRefusals()
+    _start(sim, llm)
+    sim.minds["bo"].rejections["chunk@0"] = 2  # two rejected earlier: this call is the last
+    await _bo_does(sim, 9)
+    await asyncio.sleep(0.01)
+    assert sim.compactor.calls_in_flight == 1
+    ending = asyncio.create_task(sim.compactor.drain(grace=5))
+    await asyncio.sleep(0.01)  # the run's end waits for the call in progress
+    llm.answer.set()
+    await ending
+    bo = sim.minds["bo"]
+    assert len(llm.prompts) == 1
+    assert (sim.compactor.tally.rejected, sim.compactor.tally.extractive) == (1, 1)
+    assert bo.boundary == 4  # the extractive summary costs nothing: made before the end
+    assert bo.summaries.recent is not None
+    assert bo.summaries.recent.method == "extractive"
+    assert read_front_matter(_summaries(vault_dir) / "recent.md")[0]["covers_to"] == 4
+
+
 async def test_the_waterfall_keeps_flowing_when_every_reply_is_bad(
     sim: Simulation, vault_dir: Path
 ) -> None:

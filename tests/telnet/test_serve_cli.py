@@ -87,7 +87,7 @@ async def test_serve_two_players_and_the_agents_then_sigterm_saves_and_replays(
         pat, pip = await Client.open(served.port), await Client.open(served.port, term="Mudlet")
         await pat.login("Pat")
         await pip.login("Pip")
-        await pat.until('Ada says, "Hello from the agents."', within=90.0)  # an agent, live
+        await pat.until("Ada ", within=90.0)  # an agent, live (whatever she does next)
         await pip.command("say Hello, Pat.", "Pip> ")
         await pat.until('Pip says, "Hello, Pat."')
         await pat.command("say Hello, Pip.", "Pat> ")
@@ -191,7 +191,7 @@ async def test_run_with_telnet_serves_beside_the_tui(tmp_path: Path, world_file:
         port = await _listening_port(vault)
         client = await Client.open(port)
         await client.login("Pip")
-        await client.until('Ada says, "Hello from the agents."', within=90.0)
+        await client.until("Ada ", within=90.0)  # an agent, live (whatever she does next)
         await client.command("say Hello from telnet.", "Pip> ")
         os.write(main, b"q")  # quit the TUI: the client is told, the vault saved
         assert "The world is stopping now" in await client.closed()
