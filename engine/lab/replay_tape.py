@@ -29,12 +29,30 @@ class ReplayDiverged(MudsimError):
 
 
 def first_difference(recorded: str, replayed: str) -> str:
-    """Where two texts first differ, as one line."""
+    """Where two texts first differ, as one line: the line, and each side around the
+    first character that differs (never two identical excerpts)."""
     old, new = recorded.splitlines(), replayed.splitlines()
     for number, (a, b) in enumerate(zip(old, new, strict=False), 1):
         if a != b:
-            return f"line {number}: recorded {a[:80]!r}, replayed {b[:80]!r}"
-    return f"the recorded text has {len(old)} lines, the replayed {len(new)}"
+            return f"line {number}, {where_lines_differ(a, b)}"
+    if len(old) != len(new):
+        return f"the recorded text has {len(old)} lines, the replayed {len(new)}"
+    return "the texts differ only in their line endings"
+
+
+def where_lines_differ(recorded: str, replayed: str, width: int = 60) -> str:
+    """The column where two lines first differ and ``width`` characters of each from a
+    little before it (``...`` where an excerpt is cut)."""
+    column = next((at for at, (a, b) in enumerate(zip(recorded, replayed, strict=False))
+                   if a != b), min(len(recorded), len(replayed)))  # fmt: skip
+    start = max(0, column - width // 4)
+    return (f"column {column + 1}: recorded {_excerpt(recorded, start, width)}, "
+            f"replayed {_excerpt(replayed, start, width)}")  # fmt: skip
+
+
+def _excerpt(line: str, start: int, width: int) -> str:
+    cut = line[start : start + width]
+    return ("..." if start else "") + repr(cut) + ("..." if start + width < len(line) else "")
 
 
 class ReplaySequencer:
@@ -94,10 +112,12 @@ class ReplaySequencer:
         recorded = self.events[number - 1]
         for field in sorted((set(recorded) | set(line)) - UNCOMPARED):
             if recorded.get(field) != line.get(field):
-                self.diverge(
-                    f"event {number} ({recorded.get('kind')}) differs in {field}: recorded "
-                    f"{_short(recorded.get(field))}, replayed {_short(line.get(field))}"
-                )
+                was, now = recorded.get(field), line.get(field)
+                where = (where_lines_differ(was, now) if isinstance(was, str) and
+                         isinstance(now, str) else f"recorded {_short(was)}, replayed "
+                         f"{_short(now)}")  # fmt: skip
+                self.diverge(f"event {number} ({recorded.get('kind')}) differs in {field}, "
+                             f"{where}")  # fmt: skip
                 return
 
 

@@ -22,6 +22,8 @@ characters:
   - {name: Bo, type: agent, location: hall, profile: A smith.}
 """
 
+pytestmark = pytest.mark.replay  # .ci/run runs these again under two hash seeds
+
 
 def _run(world: Path, vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", str(world), "--vault", str(vault), "--headless", "--turns", "2",

@@ -43,6 +43,7 @@ def test_a_command_with_bytes_that_do_not_decode_is_run_and_recorded(
     assert lines == ["say hi  there"]  # what ran, as parsing cleaned it
 
 
+@pytest.mark.replay
 def test_a_tape_that_fails_mid_run_stops_the_record_not_the_run(
     world_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

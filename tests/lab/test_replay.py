@@ -41,6 +41,8 @@ REPLIES = ["say Good morning", "look", "@dig The Shed -> A lean-to of planks.", 
 KNOWLEDGE = ['[{"type": "fact", "text": "The bread is warm in the morning."}]']
 TALKED = "They talked in the hall about the bread and the morning, and I listened."
 
+pytestmark = pytest.mark.replay  # .ci/run runs these again under two hash seeds
+
 
 @pytest.fixture
 def stub() -> Iterator[StubOllama]:

@@ -14,7 +14,10 @@ from helpers import mudsim
 from engine.cli import main
 from engine.vault.run_store import manifest, runs
 
-pytestmark = pytest.mark.slow  # subprocesses and whole runs: CI runs it (-m slow), not the default
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.replay,
+]  # subprocesses and whole runs: CI runs it (-m slow), not the default
 
 
 def _replays(run_dir: Path, new: Path) -> None:

@@ -166,6 +166,7 @@ def test_provenance_age_span_and_size(vault: Path, capsys: pytest.CaptureFixture
     assert len(report["question_set_sha256"]) == 64
 
 
+@pytest.mark.replay
 def test_run_cuts_the_journals_at_its_end_and_a_replay_can_be_probed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

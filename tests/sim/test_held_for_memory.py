@@ -67,6 +67,7 @@ def _turn_calls(vault: Path) -> list[dict[str, Any]]:
     return [c for c in read_tape(run.folder / CALLS) if c["kind"] == "turn"]
 
 
+@pytest.mark.replay
 def test_turn_calls_queued_behind_urgent_compactions_are_held_for_memory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

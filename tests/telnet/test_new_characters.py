@@ -59,6 +59,7 @@ async def test_with_open_an_agents_name_is_not_a_new_character(connect: Opener) 
     await client.until("Wrong name or password.")
 
 
+@pytest.mark.replay
 async def test_a_run_that_made_a_character_at_login_replays_exactly(
     connect: Opener, sim: Simulation, world_file: Path, tmp_path: Path
 ) -> None:
@@ -100,6 +101,7 @@ async def test_a_run_that_made_a_character_at_login_replays_exactly(
     assert "Traceback" not in bad.stderr
 
 
+@pytest.mark.replay
 async def test_a_run_in_which_an_account_changed_a_characters_role_replays_exactly(
     connect: Opener, sim: Simulation, world_file: Path, tmp_path: Path
 ) -> None:
