@@ -18,7 +18,7 @@ import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from engine import schema_verb
 from engine.errors import MudsimError, UsageError
@@ -121,19 +121,27 @@ def status(args: argparse.Namespace) -> None:
                  "last_run": _last_run_costs(args.vault)}  # fmt: skip
         print(json.dumps(shape, indent=2))
     else:
-        print("\n\n".join(s.render() for s in statuses))
+        last = _last_run_costs(args.vault)
+        ran = ([f"Last run {last['id']}: models {', '.join(last['models']) or 'none'}"]
+               if last is not None else [])  # fmt: skip
+        print("\n\n".join([*(s.render() for s in statuses), *ran]))
 
 
-def _last_run_costs(vault: Path) -> dict[str, object] | None:
-    """The latest run's id and each agent's cost (``status --json``), or None."""
+def _last_run_costs(vault: Path) -> dict[str, Any] | None:
+    """The latest run's id, the models its calls went to (``fake`` for a script), their
+    digests, the commit that ran it, and each agent's cost (``status --json``), or None."""
     from engine.sim.recorder import run_costs
     from engine.vault.run_store import runs
 
     recorded = runs(vault)
     if not recorded:
         return None
-    costs = run_costs(recorded[-1])
-    return {"id": recorded[-1].id,
+    meta, costs = recorded[-1].meta(), run_costs(recorded[-1])
+    used = {str(model) for role in ("models", "summarizers", "consolidators")
+            for model in dict(meta.get(role) or {}).values()}  # fmt: skip
+    return {"id": recorded[-1].id, "models": sorted(used),
+            "model_digests": meta.get("model_digests") or {},
+            "git_commit": meta.get("git_commit"), "git_dirty": meta.get("git_dirty"),
             "costs": {name: cost.to_json() for name, cost in sorted(costs.items())}}  # fmt: skip
 
 

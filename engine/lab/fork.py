@@ -37,7 +37,13 @@ from engine.lab.branch import (
     settings_with,
 )
 from engine.lab.replay import Replay, open_replay
-from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, settle_default
+from engine.llm.connect import (
+    build_dispatcher,
+    check_endpoints,
+    choose_llm,
+    named_model,
+    settle_default,
+)
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
 from engine.llm.metrics import LLMMetrics
 from engine.memory.secrets import redact
@@ -210,7 +216,9 @@ async def live_llm(settings: Settings, options: ForkOptions,
     def notice(line: str) -> None:
         print(f"mudsim: {line}", file=sys.stderr, flush=True)
 
-    choice = await settle_default(choose_llm(options.llm, environ, settings.llm), notice)
+    named = named_model(options.model, environ, settings.llm)  # never swapped for another
+    choice = await settle_default(choose_llm(options.llm, environ, settings.llm), notice,
+                                  named=named)  # fmt: skip
     dispatcher = build_dispatcher(choice, retry=RetryPolicy(deadline=settings.llm.timeout),
                                   bypass_limit=settings.llm.bypass_limit)  # fmt: skip
     if options.model is not None:

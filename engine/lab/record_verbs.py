@@ -78,7 +78,8 @@ def _probe_verb(verbs: Any, _positive: Callable[[str], int]) -> None:
     sub.add_argument("--questions", type=Path, metavar="FILE",
                      help="ask this questions.jsonl again instead of new questions")  # fmt: skip
     sub.add_argument("--llm", metavar="URL",
-                     help="as for run; oracle: or blind: are the probe's own fakes")  # fmt: skip
+                     help="as for run; oracle:, blind:, oracle:picks-shown, oracle:avoids-shown "
+                          "and oracle:abstains are the probe's own fake readers")  # fmt: skip
     sub.add_argument("--model", metavar="NAME", help="the model that answers")
     sub.add_argument("--json", action="store_true", help="print the report as JSON")
     sub.set_defaults(run=probe)

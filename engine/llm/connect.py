@@ -17,7 +17,7 @@ billion parameters (``OllamaBackend.facts``), as the embedded model always is.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -257,7 +257,8 @@ async def check_endpoints(
             available = await backend.models()
         except LLMError as exc:
             raise LLMUnavailableError(
-                f"cannot reach the LLM at {endpoint.name} ({_reason(exc)}). Start Ollama "
+                f"cannot reach the LLM at {endpoint.name}{_for(wanted)} ({_reason(exc)}). "
+                "Start Ollama "
                 "with `ollama serve`, or point --llm (or MUDSIM_LLM_URL) at a running "
                 f"server; --llm local runs the embedded model in-process; --llm fake: runs a "
                 f"scripted demo without one{_embedded_hint()}"
@@ -299,6 +300,12 @@ def missing_model(name: str, endpoint: str, available: list[str], *, ollama: boo
     return (
         f"model {name!r} is not on {endpoint} (it has {have}): {fetch} another with --model{guess}"
     )
+
+
+def _for(models: Sequence[str]) -> str:
+    """`` for model 'x'`` (the models a verb was asked to use), or nothing."""
+    named = ", ".join(repr(m) for m in models if m)
+    return f" for model {named}" if len(models) == 1 else f" for models {named}" if named else ""
 
 
 def _embedded_hint() -> str:

@@ -34,6 +34,8 @@ class OllamaBackend(HttpBackend):
         self._facts_lock = asyncio.Lock()
         self.server_version = ""
         """What ``/api/version`` said (``mudsim-serve-llm``: the embedded model, served)."""
+        self.digests: dict[str, str] = {}
+        """Model name -> its digest, as ``/api/tags`` last gave them (``models``)."""
 
     async def generate(self, request: LLMRequest) -> Generation:
         constrain = request.constrain
@@ -128,9 +130,17 @@ class OllamaBackend(HttpBackend):
         return self.server_version
 
     async def models(self) -> list[str]:
-        """Names of the models the server has (``/api/tags``)."""
+        """Names of the models the server has (``/api/tags``); each one's digest is kept
+        in ``digests`` (``sha256:...``) where the server gives it."""
         response = await self.get_json("/api/tags")
-        return [str(m.get("name", "")) for m in response.get("models", []) if isinstance(m, dict)]
+        found = [m for m in response.get("models", []) if isinstance(m, dict)]
+        for model in found:
+            digest = str(model.get("digest") or "")
+            if digest:
+                self.digests[str(model.get("name", ""))] = (
+                    digest if digest.startswith("sha256:") else f"sha256:{digest}"
+                )
+        return [str(m.get("name", "")) for m in found]
 
     async def facts(self, model: str) -> ModelFacts | None:
         """What ``/api/show`` says of ``model`` (parameter count, context length), asked

@@ -44,6 +44,8 @@ class ModelInfo:
     """The context it is loaded with (``/api/ps``); None: ``context_length``."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """More ``model_info`` keys (a GGUF's metadata)."""
+    digest: str = ""
+    """The model's sha256 (hex, as Ollama's ``/api/tags`` gives it; empty: unknown)."""
 
 
 def now() -> str:
@@ -87,7 +89,7 @@ def show_payload(name: str, info: ModelInfo) -> dict[str, Any]:
 def tags_entry(name: str, info: ModelInfo) -> dict[str, Any]:
     """One model of ``GET /api/tags``."""
     return {"name": name, "model": name, "modified_at": now(), "size": info.size,
-            "digest": "", "details": details(info)}  # fmt: skip
+            "digest": info.digest, "details": details(info)}  # fmt: skip
 
 
 def ps_entry(name: str, info: ModelInfo) -> dict[str, Any]:

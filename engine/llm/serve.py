@@ -36,12 +36,14 @@ import json
 import math
 import threading
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from engine.errors import LLMError, LLMResponseError, MudsimError
 from engine.llm.local import DESCRIPTION, MODEL_NAME, LocalBackend
 from engine.llm.local_model import DEFAULT_CTX
 from engine.llm.local_serving import LocalEmbedder, LocalFacts, facts_of, render_chat
+from engine.llm.model_identity import file_digest
 from engine.llm.ollama_server import (
     Completion,
     Embeddings,
@@ -76,6 +78,7 @@ class EmbeddedSource:
             quantization=facts.quantization, template=facts.chat_template, size=facts.size,
             embedding_length=facts.embedding_length, loaded_context=DEFAULT_CTX,
             extra=_model_info(facts),
+            digest=file_digest(Path(self.backend.path)).removeprefix("sha256:"),
         )  # fmt: skip
 
     def chat_prompt(self, model: str, messages: list[dict[str, str]]) -> str:

@@ -26,6 +26,7 @@ It listens on 127.0.0.1 only, on a free port, in a background thread.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import threading
@@ -187,7 +188,8 @@ class StubOllama(OllamaCompatibleServer):
         count = self.parameters.get(model, STUB_PARAMETERS)
         return ModelInfo(count, STUB_CONTEXT, family="stub", quantization="Q4_K_M",
                          template=CHAT_TEMPLATE, size=count // 2,
-                         embedding_length=EMBED_DIMENSIONS)  # fmt: skip
+                         embedding_length=EMBED_DIMENSIONS,
+                         digest=hashlib.sha256(model.encode("utf-8")).hexdigest())  # fmt: skip
 
     def chat_prompt(self, model: str, messages: list[dict[str, str]]) -> str:
         turns = "".join(f"<|{m['role']}|>\n{m['content']}\n" for m in messages)

@@ -23,6 +23,7 @@ from engine.llm.connect import (
     settle_default,
 )
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
+from engine.llm.model_identity import FAKE_MODEL, model_digests
 from engine.memory.waterfall import compaction_due
 from engine.sim.simulation import Simulation
 
@@ -70,11 +71,9 @@ async def compaction_llm(
     sim.embedded = choice.local
     if sim.knowledge.handbook is not None:  # `handbook: auto` means the rules for it
         sim.knowledge.handbook.embedded = choice.local
-    if choice.local:
-        models, consolidators = (
-            dict.fromkeys(models, choice.embedded_model),
-            dict.fromkeys(models, choice.embedded_model),
-        )
+    if choice.local or choice.fake:  # one model (or a script), whatever the world names
+        one = choice.embedded_model if choice.local else FAKE_MODEL
+        models, consolidators = dict.fromkeys(models, one), dict.fromkeys(consolidators, one)
     return dispatcher, models, consolidators
 
 
@@ -98,6 +97,8 @@ async def do_commands(
             dispatcher, models, consolidators = llm
         sim.begin_record("do", world, {
             "summarizers": models, "consolidators": consolidators, "local": sim.embedded,
+            "model_digests": model_digests(dispatcher, [*models.values(), *consolidators.values()])
+            if dispatcher else {},
             "endpoints": [e.name for e in dispatcher.endpoints] if dispatcher else [],
             "retry": False, "compaction": dispatcher is not None, "memory_bound": True,
             "players": sim.compactor.players,

@@ -40,6 +40,7 @@ from engine.llm.connect import (
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
 from engine.llm.embedding import choose_embedder
 from engine.llm.metrics import LLMMetrics, seconds
+from engine.llm.model_identity import FAKE_MODEL, model_digests
 from engine.sim.do import summarizer_models
 from engine.sim.prompting import command_constraint, recent_commands, turn_prompt
 from engine.sim.run_ending import (
@@ -134,6 +135,11 @@ async def connect(
     if choice.local:  # it has one model, whatever the world or llm.md name
         models = dict.fromkeys(models, embedded)
         summarizers = dict.fromkeys(summarizers, embedded)
+    if choice.fake:  # a script, not a model: the record says so
+        models, summarizers = (
+            dict.fromkeys(models, FAKE_MODEL),
+            dict.fromkeys(summarizers, FAKE_MODEL),
+        )
     config = sim.settings.llm
     retry = RetryPolicy(deadline=config.timeout)
     dispatcher = build_dispatcher(choice, retry=retry, bypass_limit=config.bypass_limit)
@@ -144,8 +150,8 @@ async def connect(
         await dispatcher.aclose()
         raise
     consolidators = summarizer_models(sim, options.model, environ, role="consolidator")
-    if choice.local:
-        consolidators = dict.fromkeys(consolidators, embedded)
+    if choice.local or choice.fake:
+        consolidators = dict.fromkeys(consolidators, embedded or FAKE_MODEL)
     embedder = choose_embedder(
         [e.backend for e in dispatcher.endpoints], embedder_model(sim.settings)
     )
@@ -154,6 +160,8 @@ async def connect(
     sim.compactor.players = players or ("extractive" if kind == "serve" else "llm")
     sim.begin_record(kind, options.world, {
         "models": models, "summarizers": summarizers, "consolidators": consolidators,
+        "model_digests": model_digests(dispatcher, [*models.values(), *summarizers.values(),
+                                                    *consolidators.values()]),
         "local": choice.local, "embedded": embedded_rules, "seed": options.seed,
         "turns": options.turns,
         "endpoints": [e.name for e in dispatcher.endpoints], "embedder": embedder is not None,

@@ -23,6 +23,7 @@ from engine.agents.thinker import Generator, Turn
 from engine.errors import MudsimError
 from engine.memory.record import utc_now
 from engine.memory.secrets import redact, redact_value
+from engine.provenance import code_identity
 from engine.sim.recorder import RecordingLLM, RunRecorder
 from engine.vault.run_store import RunFolder, file_sha256
 
@@ -84,7 +85,7 @@ def begin_record(sim: Simulation, kind: str, world_file: Path | None, meta: dict
             "id": run.id, "kind": kind, "started": utc_now(), "ended": None,
             "world_file": str(world_file) if world_file else None,
             "world_sha256": file_sha256(world_file) if world_file else None,
-            "version": version(), "clock": sim.clock.reading(),
+            "version": version(), **code_identity().to_json(), "clock": sim.clock.reading(),
             "settings": redact_value(sim.settings.model_dump(mode="json")),
             "journals_start": journal_lengths(sim),
             **redact_value(meta),  # an endpoint URL with a password in it

@@ -5,6 +5,7 @@ LLM's URL without its secrets, the model, the mudsim version, the git commit).""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ import engine
 from engine.cli import main
 from engine.lab.sweep.file import load_sweep_file
 from engine.lab.sweep.identity import differences, redact_url, run_fingerprints
-from engine.lab.sweep.provenance import git_commit
+from engine.provenance import code_identity, identity_of
 
 ONE = "  model: [tiny]\n"
 
@@ -84,17 +85,49 @@ def test_a_failure_with_another_llm_runs_again_even_with_skip_failed(
 def test_another_model_from_the_environment_is_a_change_too(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = write_sweep(tmp_path, "world: world.yaml\nturns: 1\nllm: fake:look\n")
-    out = tmp_path / "out"
-    monkeypatch.setenv("MUDSIM_MODEL", "tiny")
-    assert sweep(capsys, path, "--out", out, "--workers", "1")[0] == 0
-    [row] = results(out)
-    assert row["llm_model"] == "tiny"
-    monkeypatch.setenv("MUDSIM_MODEL", "small")
-    code, err = sweep(capsys, path, "--out", out)
+    with prompt_stub() as stub:
+        path = write_sweep(tmp_path, f"world: world.yaml\nturns: 1\nllm: {stub.url}\n")
+        out = tmp_path / "out"
+        monkeypatch.setenv("MUDSIM_MODEL", "tiny")
+        assert sweep(capsys, path, "--out", out, "--workers", "1")[0] == 0
+        [row] = results(out)
+        assert row["llm_model"] == "tiny"
+        assert row["model_digest"] == f"sha256:{hashlib.sha256(b'tiny').hexdigest()}"
+        monkeypatch.setenv("MUDSIM_MODEL", "small")
+        code, err = sweep(capsys, path, "--out", out)
     assert code == 2
     assert "(model tiny -> small)" in err
     assert err.count("\n") == 1
+
+
+def test_a_scripted_runs_row_names_no_model_but_fake(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_sweep(tmp_path, "world: world.yaml\nturns: 1\nllm: fake:look\n")
+    monkeypatch.setenv("MUDSIM_MODEL", "tiny")  # no model runs a script
+    assert sweep(capsys, path, "--out", tmp_path / "out", "--workers", "1")[0] == 0
+    [row] = results(tmp_path / "out")
+    assert row["llm_model"] == "fake"
+    assert str(row["model_digest"]).startswith("sha256:")
+
+
+def test_a_run_of_another_commit_is_refused_naming_both_then_rerun_on_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_sweep(tmp_path, sweep_text("fake:look", turns=1, seeds="1", grid=ONE))
+    out = tmp_path / "out"
+    assert sweep(capsys, path, "--out", out, "--workers", "1")[0] == 0
+    [result] = (out / "runs").glob("*/result.json")
+    made = json.loads(result.read_text())
+    old = "0123456789abcdef0123456789abcdef01234567"
+    made["fingerprint"]["code"] = old  # as a run of another commit records it
+    result.write_text(json.dumps(made), encoding="utf-8")
+    code, err = sweep(capsys, path, "--out", out)
+    assert code == 2
+    assert f"commit {old} -> {code_identity().code}" in err
+    assert err.count("\n") == 1
+    assert sweep(capsys, path, "--out", out, "--rerun-changed")[0] == 0
+    assert json.loads(result.read_text())["fingerprint"]["code"] == code_identity().code
 
 
 def test_a_run_of_an_older_mudsim_is_a_change(
@@ -144,9 +177,10 @@ def test_every_row_says_what_made_it_and_no_secret(
     assert [(r["llm_url"], r["llm_model"]) for r in rows] == [(stub.url, "tiny"),
                                                               (stub.url, "small")]  # fmt: skip
     assert {r["mudsim_version"] for r in rows} == {engine.version()}
-    assert {r["git_commit"] for r in rows} == {git_commit()}
-    assert list(rows[0])[-7:] == ["llm_url", "llm_model", "mudsim_version", "git_commit",
-                                  "status", "error", "attempt"]  # fmt: skip
+    assert {r["git_commit"] for r in rows} == {code_identity().commit}
+    assert {r["git_dirty"] for r in rows} == {code_identity().dirty}
+    assert list(rows[0])[-9:] == ["llm_url", "llm_model", "model_digest", "mudsim_version",
+                                  "git_commit", "git_dirty", "status", "error", "attempt"]  # fmt: skip
     assert "hunter2" not in (out / "results.csv").read_text()
     for result in (out / "runs").glob("*/result.json"):
         assert "hunter2" not in result.read_text()
@@ -169,16 +203,38 @@ def test_secrets_are_taken_out_of_an_llm_url(url: str, shown: str) -> None:
     assert redact_url(url) == shown
 
 
-def test_the_git_commit_is_read_from_a_checkout_and_empty_otherwise(
+def test_the_git_commit_and_dirty_flag_are_read_from_a_checkout_else_unknown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     git = shutil.which("git")
     if git is not None and (REPO / ".git").exists():
         head = subprocess.run([git, "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()  # fmt: skip
-        assert git_commit(REPO) == head
-    assert git_commit(tmp_path) == ""  # not a checkout (an installed package)
-    (tmp_path / ".git").mkdir()
-    assert git_commit(tmp_path) == ""  # a .git that git does not read
+        assert identity_of(REPO).commit == head
+    assert identity_of(tmp_path).commit == "unknown"  # not a checkout (an installed package)
+    assert identity_of(tmp_path).dirty is None
+    if git is not None:
+        checkout = tmp_path / "checkout"
+        checkout.mkdir()
+
+        def run(*argv: str) -> None:
+            subprocess.run([git, "-C", str(checkout), *argv], check=True, capture_output=True)
+
+        run("init", "-q")
+        (checkout / "a.py").write_text("x = 1\n")
+        run("add", "a.py")
+        run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+        clean = identity_of(checkout)
+        assert len(clean.commit) == 40
+        assert (clean.dirty, clean.code) == (False, clean.commit)
+        (checkout / "new.txt").write_text("untracked\n")  # as git describe --dirty: no change
+        assert identity_of(checkout).dirty is False
+        (checkout / "a.py").write_text("x = 2\n")
+        first = identity_of(checkout)
+        (checkout / "a.py").write_text("x = 3\n")
+        second = identity_of(checkout)
+        assert first.dirty is second.dirty is True
+        assert first.commit == second.commit == clean.commit
+        assert len({clean.code, first.code, second.code}) == 3  # each tree's code differs
     monkeypatch.setenv("PATH", str(tmp_path))  # no git to be found
-    assert git_commit(REPO) == ""
+    assert identity_of(REPO).commit == "unknown"

@@ -150,7 +150,7 @@ async def test_an_unreachable_server_says_how_to_start_ollama() -> None:
         await check_endpoints(dispatcher, ["gemma3:4b"])
     await dispatcher.aclose()
     message = str(caught.value)
-    assert message.startswith(f"cannot reach the LLM at {url} (")
+    assert message.startswith(f"cannot reach the LLM at {url} for model 'gemma3:4b' (")
     assert "ollama serve" in message
     assert "--llm" in message
     assert "\n" not in message

@@ -83,13 +83,47 @@ def test_the_constraint_allows_one_letter() -> None:
     ("reply", "chosen"),
     [('{"answer": "B"}', "The Yard"), ("C", "The Tower"), ("D) The Cellar", "The Cellar"),
      ("the yard", "The Yard"), ("E", DONT_KNOW), ("", None), ("Z", None),
-     ("I think so", None), ('{"answer": 3}', None)],
+     ("I think so", None), ('{"answer": 3}', None), ("B)", "The Yard"), ("B.", "The Yard"),
+     ("(B)", "The Yard"), (" c\n", "The Tower"), ('{"answer": " the tower "}', "The Tower"),
+     ('{"answer": "b"}', "The Yard"), ('{"answer": "F"}', None), ("i don't know", DONT_KNOW)],
 )  # fmt: skip
 def test_a_reply_is_read_as_an_option_or_nothing(reply: str, chosen: str | None) -> None:
     assert read_answer(reply, OPTIONS) == chosen
 
 
+@pytest.mark.parametrize(
+    "reply",
+    ["A good guess would be C", "C is my guess", "The answer is B.", "B) The Tower", "B, C",
+     "(B", "B)) ", "The Yard, I think", '{"answer": "B", "x": 1} more', '{"answer": "B or C"}',
+     '{"answer": "A good guess would be C"}', '{"choice": "B"}', '"B"', "AB", "B) The Yard!"],
+)  # fmt: skip
+def test_anything_else_is_unparsed(reply: str) -> None:
+    """Issue 43 (7): a letter read out of free text was an answer ("A good guess would be
+    C" read as option A); only the JSON reply or an exact option is."""
+    assert read_answer(reply, OPTIONS) is None
+
+
+def _exact_forms() -> set[str]:
+    forms = {o.casefold() for o in OPTIONS}
+    for letter, option in zip("abcde", OPTIONS, strict=True):
+        forms |= {letter, f"{letter})", f"{letter}.", f"({letter})", f"{letter}) {option}".casefold(),
+                  f"{letter}. {option}".casefold()}  # fmt: skip
+    return forms
+
+
 @given(st.text(max_size=40))
 def test_any_reply_is_an_option_or_nothing(reply: str) -> None:
-    assert read_answer(reply, OPTIONS) in (*OPTIONS, None)
-    assert read_answer(json.dumps({"answer": reply}), OPTIONS) in (*OPTIONS, None)
+    chosen = read_answer(reply, OPTIONS)
+    assert chosen in (*OPTIONS, None)
+    if chosen is not None and not reply.strip().startswith("{"):
+        assert reply.strip().casefold() in _exact_forms()
+    assert read_answer(json.dumps({"answer": reply}), OPTIONS) == read_answer(reply, OPTIONS) or (
+        reply.strip().startswith("{")
+    )
+
+
+@given(st.sampled_from(sorted(_exact_forms())), st.sampled_from(["", " ", "\n"]))
+def test_every_exact_form_names_its_option(form: str, blank: str) -> None:
+    chosen = read_answer(blank + form.upper() + blank, OPTIONS)
+    assert chosen is not None
+    assert read_answer(json.dumps({"answer": form}), OPTIONS) == chosen

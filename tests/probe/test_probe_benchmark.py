@@ -21,6 +21,7 @@ from engine.lab.probe.report import wilson
 from engine.lab.probe.scoring import Situation, leaks
 from engine.llm.stub_server import StubOllama
 from engine.memory.record import MemoryRecord
+from engine.provenance import code_identity
 from engine.sim.simulation import Simulation
 from engine.vault.journal_reader import read_records
 from engine.vault.run_store import runs
@@ -86,7 +87,8 @@ def test_none_scores_at_its_baseline_once_the_present_gives_nothing_away(
         if q["category"] != "present":
             assert not leaks(q["gold"], _situation(vault, q["agent"])), q
     none, baselines = report["configs"]["none"], report["baselines"]["none"]
-    assert set(baselines["answerable"]) == {"uniform", "guess", "dont_know", "present"}
+    assert set(baselines["answerable"]) == {"uniform", "guess", "dont_know", "present",
+                                            "present_aware"}  # fmt: skip
     # pooled over the categories: one with 5 questions lands outside its own 95% interval
     # about one vault in twenty by chance alone (a guess right 5 times in 5 happens)
     correct = n = 0
@@ -104,8 +106,13 @@ def test_none_scores_at_its_baseline_once_the_present_gives_nothing_away(
     # the paired tests: every two configurations asked, on the same questions
     pairs = {(p["a"], p["b"]) for p in report["paired"]}
     assert pairs == {("full", "none"), ("full", "evidence"), ("none", "evidence")}
-    assert all(0.0 <= p["p_value"] <= 1.0 for p in report["paired"])
+    assert all(0.0 <= p["p_value"] <= p["p_holm"] <= 1.0 for p in report["paired"])
     assert all(p["test"] == "mcnemar-exact" for p in report["paired"])
+    assert (
+        sorted(p["questions"] for p in report["paired"]) == ["abstention"] * 3 + ["answerable"] * 3
+    )
+    # the oracle ignores the room: none at guess is inside its present-aware interval too
+    assert report["none_check"]["verdict"] == "within"
 
 
 def test_a_stub_that_never_answers_is_unparsed_not_abstaining(
@@ -233,3 +240,37 @@ def test_full_plus_query_brings_to_mind_what_fits_the_question(
 
     assert notes(query) == ["- Barrel: Pip hid the copper key under the salt barrel"]
     assert "- Bread: the baker sells rye loaves on market days" in notes(full)
+
+
+def test_a_report_names_the_code_and_a_question_set_from_another_state_is_warned(
+    vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = _probe(vault, capsys, "--llm", "oracle:")
+    assert (first["git_commit"], first["git_dirty"]) == (code_identity().commit,
+                                                         code_identity().dirty)  # fmt: skip
+    assert first["vault_sha256"] == first["asked_vault_sha256"]
+    assert list(first["model_digests"]) == ["oracle"]
+    drawn = vault / "probes" / first["probe"] / "questions.jsonl"
+    _run(tmp_path / "probe.yaml", vault, capsys, 2, seed=3)  # the vault moves on
+    code = main(["probe", "--vault", str(vault), "--json", "--llm", "oracle:",
+                 "--questions", str(drawn)])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    again = json.loads(out)
+    assert again["vault_sha256"] == first["vault_sha256"]  # the draw's
+    assert again["asked_vault_sha256"] != first["vault_sha256"]  # the one asked
+    assert "drawn from another state of the vault" in err
+
+
+def test_runs_all_never_asks_one_question_with_two_golds(
+    vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _run(tmp_path / "probe.yaml", vault, capsys, 30, seed=3)  # a second run: things moved
+    report = _probe(vault, capsys, "--llm", "oracle:", "--runs", "all", "--per-category", "20")
+    asked = _lines(vault, report["probe"], "questions.jsonl")
+    golds: dict[tuple[str, str], set[str]] = {}
+    for q in asked:
+        golds.setdefault((q["agent"], q["question"]), set()).add(q["gold"])
+    assert len(report["runs"]) == 2
+    assert asked
+    assert all(len(found) == 1 for found in golds.values())

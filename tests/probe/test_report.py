@@ -52,7 +52,8 @@ def test_accuracy_categories_ages_and_tokens() -> None:
     assert text.splitlines()[0].split()[:3] == ["config", "scored", "answerable"]
     assert "75% [" in text
     assert "Ada: 1/2" in text
-    assert "full vs none: 1 / 0" in text
+    assert "answerable:\n  full vs none: 1 / 0 of 1 (all 1: 1 / 0), p=1, Holm p=1" in text
+    assert "abstention:\n  full vs none: 0 / 0 of 0" in text
 
 
 def test_unparsed_is_never_i_dont_know() -> None:
@@ -79,6 +80,57 @@ def test_baselines_per_configuration() -> None:
     assert none["categories"]["single-hop"]["present"] == 0.0  # the room first, not Bo
     # evidence shows no situation: its present rule always says "I don't know"
     assert report["baselines"]["evidence"]["categories"]["present"]["present"] == 0.0
+
+
+def test_the_present_aware_baseline_and_none_judged_against_it() -> None:
+    """Issue 43: Ada is in The Hall with Bo, both options of every question; outside
+    ``present`` neither is ever the gold, so a reader with no memory that never picks
+    them expects 1/2, one that always does 0."""
+    asked = [_q("r1", "single-hop", "Pat"), _q("r2", "temporal", "The Yard"),
+             _q("r3", "multi-hop", "Pat"), _q("r4", "abstention", IDK),
+             _q("r5", "present", "The Hall")]  # fmt: skip
+    answers = [Answer(q.id, "none", "Bo", "wrong", 10) for q in asked]
+    report = build_report(asked, answers, HERE)
+    aware = report["baselines"]["none"]["answerable"]["present_aware"]
+    assert (aware["accuracy"], aware["always_shown"], aware["never_shown"]) == (0.25, 0.0, 0.5)
+    low, high = aware["interval"]
+    assert low == 0.0
+    assert high == pytest.approx(min(1.0, 0.5 + 1.96 * (3 * 0.25) ** 0.5 / 3), abs=1e-4)
+    assert report["none_check"] == {"config": "none", "accuracy": 0.0, "interval": [low, high],
+                                    "baseline": "present_aware", "verdict": "within"}  # fmt: skip
+    # the present question: the room is the gold, so the room reader expects 1/2 there
+    present = report["baselines"]["none"]["categories"]["present"]["present_aware"]
+    assert (present["always_shown"], present["never_shown"]) == (0.5, 0.0)
+    many = [_q(f"a{n}", "single-hop", "Pat") for n in range(60)]
+    right = [Answer(q.id, "none", "Pat", "correct", 10) for q in many]
+    above = build_report(many, right, HERE)
+    assert above["none_check"]["verdict"] == "above"  # no memory, always right: a leak
+    assert "ABOVE" in table(above)
+    # Cy's prompt shows none of the options: always abstaining is below guessing
+    elsewhere = [Question(f"c{n}", "Cy", "single-hop", f"c{n}?", OPTIONS, "Pat", (1,), 3)
+                 for n in range(60)]  # fmt: skip
+    idk = [Answer(q.id, "none", IDK, "abstained", 10) for q in elsewhere]
+    assert build_report(elsewhere, idk, HERE)["none_check"]["verdict"] == "below"
+    # where every question offers what the room shows, always picking it scores 0
+    idk = [Answer(q.id, "none", IDK, "abstained", 10) for q in many]
+    assert build_report(many, idk, HERE)["none_check"]["verdict"] == "within"
+    assert build_report(many, [], HERE)["none_check"] == {"config": "none",
+                                                          "verdict": "not measured"}  # fmt: skip
+
+
+def test_answerable_accuracy_on_one_question_per_evidence_memory() -> None:
+    shared = [Question(f"s{n}", "Ada", "single-hop", f"s{n}?", OPTIONS, "Bo", (n // 3,), 3)
+              for n in range(9)]  # fmt: skip
+    answers = [Answer(q.id, "full", "Bo", "correct", 10) for q in shared[:3]]
+    answers += [Answer(q.id, "full", "Pat", "wrong", 10) for q in shared[3:]]
+    report = build_report(shared, answers, HERE)
+    full = report["configs"]["full"]["answerable"]
+    assert (full["n"], full["correct"]) == (9, 3)
+    assert full["one_per_evidence"]["n"] == 3  # s0, s3, s6: one a memory
+    assert full["one_per_evidence"]["correct"] == 1
+    assert report["sharing"] == {"questions": 9, "sharing": 9, "clusters": 3,
+                                 "one_per_evidence": 3}  # fmt: skip
+    assert "one question per evidence memory (3 of 9; 9 share" in table(report)
 
 
 def test_the_verdict_is_uninformative_when_the_ceiling_is_not_clearly_above() -> None:

@@ -1,5 +1,6 @@
-"""Scoring (pure): outcomes, what the situation gives away, the baselines' expectations,
-McNemar's exact test, the ceiling's verdict, and age by the oldest evidence."""
+"""Scoring (pure): outcomes, what the situation gives away, the baselines' expectations
+(the present-aware one among them), McNemar's exact test, Holm's correction, the
+ceiling's verdict, and age by the oldest evidence."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ from engine.lab.probe.scoring import (
     Situation,
     baseline_scores,
     ceiling_verdict,
+    holm,
     leaks,
     mcnemar_exact,
     outcome,
     paired,
+    present_aware,
     present_choice,
     question_age,
+    room_scores,
     wilson,
 )
 
@@ -111,3 +115,99 @@ def test_age_by_the_oldest_evidence(count: int, evidence: list[int]) -> None:
         assert age - span == count + 500 - max(evidence)  # the newest's age
     else:
         assert (age, span) == (count + 500, 0)
+
+
+def test_mcnemar_past_a_thousand_discordant_questions() -> None:
+    """2**n was a float: past 1,023 questions apart it overflowed."""
+    assert mcnemar_exact(600, 600) == 1.0
+    assert 0.0 <= mcnemar_exact(0, 1200) < 1e-300
+
+
+def test_what_readers_with_no_memory_expect_from_the_room() -> None:
+    """Issue 43: outside ``present`` a shown option is never the gold, so a reader that
+    avoids the room expects more than ``guess``, one drawn to it less."""
+    here = Situation("The Hall", ("Bo",))
+    # shown: The Hall and Bo; the others: The Yard and Pat
+    assert room_scores(OPTIONS, "Pat", here) == (0.0, 0.25, 0.5)
+    assert room_scores(OPTIONS, "The Hall", here) == (0.5, 0.25, 0.0)  # a present question
+    assert room_scores(OPTIONS, IDK, here) == (0.0, 0.0, 0.0)  # abstention: never right
+    assert room_scores(OPTIONS, "Pat", Situation("The Cellar")) == (0.25, 0.25, 0.25)
+    everyone = Situation("The Yard", ("Bo", "Pat"), ("The Hall",))  # every option shown
+    assert room_scores(OPTIONS, "Pat", everyone) == (0.25, 0.25, 0.25)
+
+
+def test_the_present_aware_baseline_worked_out() -> None:
+    """40 questions with two options shown (never the gold) and 40 with none: always
+    picking a shown one expects 12.5%, never picking one 37.5%; each end is widened by
+    1.96 times its standard error, sqrt(sum p(1 - p)) / n."""
+    rows = [(0.0, 0.25, 0.5)] * 40 + [(0.25, 0.25, 0.25)] * 40
+    aware = present_aware(rows)
+    assert aware is not None
+    assert aware["accuracy"] == 0.25
+    assert (aware["always_shown"], aware["never_shown"]) == (0.125, 0.375)
+    low = 0.125 - 1.96 * math.sqrt(40 * 0.1875) / 80
+    high = 0.375 + 1.96 * math.sqrt(40 * 0.25 + 40 * 0.1875) / 80
+    assert aware["interval"] == [round(low, 4), round(high, 4)] == [0.0579, 0.4775]
+    assert present_aware([]) is None
+    assert present_aware([(0.25, 0.25, 0.25)] * 10000)["interval"] == [0.2415, 0.2585]  # type: ignore[index]
+
+
+_row = st.sampled_from([(0.0, 0.25, 0.5), (0.0, 0.25, 1 / 3), (0.25, 0.25, 0.25),
+                        (0.0, 0.25, 1.0), (0.0, 0.0, 0.0)])  # fmt: skip
+
+
+@given(st.lists(_row, min_size=1, max_size=300))
+def test_the_present_aware_interval_holds_both_readers_and_guess(
+    rows: list[tuple[float, float, float]],
+) -> None:
+    """With the gold never shown (the answerable questions), each question's ``guess``
+    lies between the two readers', and so does the mean; the interval holds all three
+    and is the same whatever the questions' order."""
+    aware = present_aware(rows)
+    assert aware is not None
+    low, high = aware["interval"]
+    assert 0.0 <= low <= aware["always_shown"] <= aware["accuracy"] + 1e-9
+    assert aware["accuracy"] <= aware["never_shown"] + 1e-9 <= high + 2e-9 <= 1.0 + 2e-9
+    assert present_aware(list(reversed(rows))) == aware
+
+
+def test_holm_worked_out() -> None:
+    """Sorted, 0.005 x 4 = 0.02, 0.01 x 3 = 0.03, 0.03 x 2 = 0.06, 0.04 x 1 = 0.04 but
+    never below 0.06, the value before it."""
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5]) == [0.5]
+    assert holm([]) == []
+    assert holm([0.3, 0.3, 0.9]) == pytest.approx([0.9, 0.9, 0.9])
+    assert holm([1e-10, 0.6, 0.6]) == pytest.approx([3e-10, 1.0, 1.0])  # capped at 1
+
+
+def _step_down(p_values: list[float], alpha: float) -> set[int]:
+    """Holm's procedure as written: reject the smallest while p(k) <= alpha / (m - k)."""
+    m = len(p_values)
+    rejected: set[int] = set()
+    for k, i in enumerate(sorted(range(m), key=lambda i: (p_values[i], i))):
+        if p_values[i] > alpha / (m - k):
+            break
+        rejected.add(i)
+    return rejected
+
+
+@given(st.lists(st.floats(0.0, 1.0), max_size=25), st.sampled_from([0.01, 0.05, 0.1]))
+def test_holm_rejects_what_the_step_down_procedure_rejects(
+    p_values: list[float], alpha: float
+) -> None:
+    adjusted = holm(p_values)
+    assert len(adjusted) == len(p_values)
+    m = len(p_values)
+    for p, h in zip(p_values, adjusted, strict=True):
+        assert p <= h <= 1.0
+        assert h <= min(1.0, m * p) + 1e-12  # never more than Bonferroni's
+    for i in range(m):  # the order of the p-values is kept
+        for j in range(m):
+            if p_values[i] <= p_values[j]:
+                assert adjusted[i] <= adjusted[j]
+    # adjusted p <= alpha: exactly the hypotheses the step-down procedure rejects (ties
+    # at the boundary aside: a product may round across it)
+    if all(abs(p * (m - k) - alpha) > 1e-9 for k in range(m) for p in p_values):
+        assert {i for i, h in enumerate(adjusted) if h <= alpha} == _step_down(p_values, alpha)
+    assert holm(list(reversed(p_values))) == list(reversed(adjusted))

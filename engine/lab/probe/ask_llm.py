@@ -21,7 +21,14 @@ from engine.lab.probe.asking import (
     question_prompt,
     read_answer,
 )
-from engine.lab.probe.fakes import BlindBackend, Known, OracleBackend, question_block
+from engine.lab.probe.fakes import (
+    AbstainingReader,
+    BlindBackend,
+    Known,
+    OracleBackend,
+    RoomReader,
+    question_block,
+)
 from engine.lab.probe.questions import Question
 from engine.lab.probe.report import Answer
 from engine.lab.probe.scoring import outcome
@@ -30,6 +37,7 @@ from engine.llm.connect import (
     check_endpoints,
     choose_llm,
     choose_model,
+    named_model,
     settle_default,
 )
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
@@ -44,7 +52,8 @@ ASKS = 2
 """A reply that names no option is asked once more; then it is ``unparsed``."""
 REPLY_TOKENS = 12
 """An answer's ``num_predict`` (a letter, or a short JSON object)."""
-FAKES = ("oracle:", "blind:")
+FAKES = ("oracle:", "blind:", "oracle:picks-shown", "oracle:avoids-shown", "oracle:abstains")
+"""The probe's own fake readers (``engine.lab.probe.fakes``)."""
 
 
 @dataclass
@@ -60,19 +69,18 @@ class Answerer:
 async def answerer(llm: str | None, model: str | None, seed: int, sim: Simulation,
                    questions: Sequence[Question], journals: Mapping[str, Sequence[MemoryRecord]],
                    environ: Mapping[str, str]) -> Answerer:  # fmt: skip
-    """The LLM that answers (chosen as for ``run``; ``oracle:``/``blind:``: the fakes)."""
+    """The LLM that answers (chosen as for ``run``; one of ``FAKES``: that fake)."""
     if llm in FAKES:
-        backend: OracleBackend | BlindBackend = (
-            OracleBackend(known(questions, journals), seed) if llm == "oracle:"
-            else BlindBackend(seed)
-        )  # fmt: skip
+        backend = _fake(llm, known(questions, journals), seed)
         dispatcher = Dispatcher([Endpoint(llm, backend, slots=64)])
         return Answerer(dispatcher, llm.rstrip(":"), [llm])
 
     def notice(line: str) -> None:
         print(f"mudsim: {line}", file=sys.stderr, flush=True)
 
-    choice = await settle_default(choose_llm(llm, environ, sim.settings.llm), notice)
+    named = named_model(model, environ, sim.settings.llm)  # never swapped for another
+    choice = await settle_default(choose_llm(llm, environ, sim.settings.llm), notice,
+                                  named=named)  # fmt: skip
     name = choice.embedded_model if choice.local else choose_model(model, environ, sim.settings.llm)
     dispatcher = build_dispatcher(choice, retry=RetryPolicy(deadline=sim.settings.llm.timeout))
     try:
@@ -81,6 +89,16 @@ async def answerer(llm: str | None, model: str | None, seed: int, sim: Simulatio
         await dispatcher.aclose()
         raise
     return Answerer(dispatcher, name, [redact(e.url) for e in choice.endpoints])
+
+
+def _fake(llm: str, knows: Mapping[str, Known], seed: int) -> OracleBackend | BlindBackend:
+    if llm == "blind:":
+        return BlindBackend(seed)
+    if llm == "oracle:abstains":
+        return AbstainingReader(knows, seed)
+    if llm in ("oracle:picks-shown", "oracle:avoids-shown"):
+        return RoomReader(knows, seed, "picks" if llm == "oracle:picks-shown" else "avoids")
+    return OracleBackend(knows, seed)
 
 
 def known(questions: Sequence[Question],

@@ -94,24 +94,39 @@ def answer_constraint(options: Sequence[str]) -> Constraint:
     return Constraint(gbnf=gbnf, json_schema=schema)
 
 
-_LETTER = re.compile(r"\b([A-Z])\b")
+_LETTER = re.compile(r"([A-Za-z])[).]?|\(([A-Za-z])\)")
+"""A bare letter: ``B``, ``B)``, ``B.`` or ``(B)``, the whole of what is read."""
 
 
 def read_answer(reply: str, options: Sequence[str]) -> str | None:
-    """The option a reply names (``{"answer": "B"}``, ``B``, ``B) ...``, or the
-    option's text), or None: not an answer."""
+    """The option a reply names, strictly, or None (``unparsed``): a JSON object whose
+    ``answer`` names one (``{"answer": "B"}``), or a bare reply that does, all of it;
+    either names an option as its letter (``B``, ``B)``, ``B.``), as its exact text, or
+    as the prompt's own line for it (``B) The Yard``), case and the ends' blanks aside.
+    Anything else (``A good guess would be C``) names none."""
     text = reply.strip()
-    choices = letters(options)
     try:
         value = json.loads(text)
     except ValueError:
         value = None
-    if isinstance(value, dict) and isinstance(value.get("answer"), str):
-        text = value["answer"].strip()
+    if isinstance(value, dict):
+        answer = value.get("answer")
+        return _named(answer.strip(), options) if isinstance(answer, str) else None
+    return _named(text, options)
+
+
+def _named(text: str, options: Sequence[str]) -> str | None:
+    """The option ``text`` is exactly (its text, its letter, or its lettered line)."""
+    folded = text.casefold()
     for option in options:
-        if text.lower() == option.lower():
+        if folded == option.strip().casefold():
             return option
-    match = _LETTER.match(text) or _LETTER.search(text[:3])
-    if match and match[1] in choices:
-        return options[choices.index(match[1])]
+    choices = letters(options)
+    letter = _LETTER.fullmatch(text)
+    if letter:
+        found = (letter[1] or letter[2]).upper()
+        return options[choices.index(found)] if found in choices else None
+    for choice, option in zip(choices, options, strict=True):
+        if folded in {f"{choice}) {option}".casefold(), f"{choice}. {option}".casefold()}:
+            return option
     return None

@@ -9,16 +9,30 @@
   their prompts show different evidence. With no evidence to find (an abstention
   question) it says it does not know.
 - ``BlindBackend`` always guesses: chance everywhere.
+
+Three more readers check the report against what readers do with the room (issue 43;
+``--llm oracle:picks-shown``, ``oracle:avoids-shown``, ``oracle:abstains``):
+
+- ``RoomReader`` is the oracle, but its guess reads the room the prompt shows (its
+  name, who is here: the frame's ``You are X in ROOM.`` and ``Also here:`` lines):
+  ``picks`` guesses among the options shown there, as small models pick what the
+  prompt names, or ``avoids`` them, as a reader that knows the gold is never in sight
+  would; with none shown, or every one, it guesses among all four.
+- ``AbstainingReader`` says it does not know whenever its prompt shows no memory at
+  all (no memory between the fences, no summary: ``none``, or ``evidence`` with
+  nothing to show); otherwise it always answers: the gold where the evidence is shown,
+  else the oracle's guess, abstention questions included (a false answer).
 """
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
-from engine.agents.prompt import memory_lines
+from engine.agents.prompt import FENCE, LONGTERM_HEADING, RECENT_HEADING, memory_lines
 from engine.lab.probe.asking import DONT_KNOW, QUESTION_CUE, letters, question_prompt
 from engine.llm.request import Generation, LLMRequest
 
@@ -78,17 +92,85 @@ class OracleBackend:
         known = self.known.get(line)
         if known is None:
             return replace_tokens(_reply("A"), prompt)
-        choices = letters(known.options)
+        return replace_tokens(_reply(letters(known.options)[self.choose(before, line, known)]),
+                              prompt)  # fmt: skip
+
+    def choose(self, before: str, line: str, known: Known) -> int:
+        """The index of the option it answers, ``before``: the prompt before the question
+        ``line``."""
         if not known.evidence:
-            return replace_tokens(_reply(choices[known.options.index(DONT_KNOW)]), prompt)
+            return known.options.index(DONT_KNOW)
         if all(_shown(text, before) for text in _lines(known.evidence)):
-            return replace_tokens(_reply(choices[known.options.index(known.gold)]), prompt)
-        real = [c for c, o in zip(choices, known.options, strict=True) if o != DONT_KNOW]
-        guess = random.Random(f"{self.seed}\n{line}").choice(real)  # the same in every config
-        return replace_tokens(_reply(guess), prompt)
+            return known.options.index(known.gold)
+        return self.guess(before, line, known)
+
+    def guess(self, before: str, line: str, known: Known) -> int:
+        """A real option, the same for a question in every configuration."""
+        real = [i for i, o in enumerate(known.options) if o != DONT_KNOW]
+        return random.Random(f"{self.seed}\n{line}").choice(real)
 
     async def aclose(self) -> None:
         return None
+
+
+class RoomReader(OracleBackend):
+    """The oracle, guessing among what the room shows (``picks``) or the rest
+    (``avoids``)."""
+
+    def __init__(self, known: Mapping[str, Known], seed: int = 0,
+                 way: Literal["picks", "avoids"] = "picks") -> None:  # fmt: skip
+        super().__init__(known, seed)
+        self.way = way
+        self.name = f"oracle:{way}-shown"
+
+    def guess(self, before: str, line: str, known: Known) -> int:
+        shows = room_shows(before)
+        real = [i for i, o in enumerate(known.options) if o != DONT_KNOW]
+        seen = [i for i in real if shows(known.options[i])]
+        wanted = seen if self.way == "picks" else [i for i in real if i not in seen]
+        return random.Random(f"{self.seed}\n{line}").choice(wanted or real)
+
+
+class AbstainingReader(OracleBackend):
+    """Says "I don't know" with no memory in the prompt, and otherwise never."""
+
+    name = "oracle:abstains"
+
+    def choose(self, before: str, line: str, known: Known) -> int:
+        if not remembers(before):
+            return known.options.index(DONT_KNOW)
+        if known.evidence and all(_shown(text, before) for text in _lines(known.evidence)):
+            return known.options.index(known.gold)
+        return self.guess(before, line, known)
+
+
+ALSO_HERE = "   Also here: "
+"""How the prompt's last line of the situation names who is here (``prompt_fit.Frame``)."""
+
+
+def room_shows(prompt: str) -> Callable[[str], bool]:
+    """Whether ``prompt``'s situation shows an option: the current room's name (``You
+    are Ada in The Hall.``) or someone here (``Exits: north   Also here: Bo, Pat``);
+    nothing for a prompt without those lines (``evidence``)."""
+    lines = prompt.splitlines()
+    at = next((i for i in range(len(lines) - 1, 0, -1)
+               if lines[i].startswith("Exits: ") and ALSO_HERE in lines[i]), None)  # fmt: skip
+    if at is None or not lines[at - 1].startswith("You are "):
+        return lambda _option: False
+    where = lines[at - 1]
+    here = {
+        n.removesuffix(" (asleep)").strip() for n in lines[at].split(ALSO_HERE, 1)[1].split(", ")
+    }
+    return lambda option: option in here or f" in {option}." in where
+
+
+def remembers(prompt: str) -> bool:
+    """Whether ``prompt`` shows any memory: a summary, or a memory between the fences."""
+    lines = prompt.splitlines()
+    if LONGTERM_HEADING in lines or RECENT_HEADING in lines:
+        return True
+    fences = [i for i, line in enumerate(lines) if line == FENCE]
+    return len(fences) >= 2 and fences[-1] - fences[0] > 1
 
 
 def _lines(texts: Sequence[str]) -> list[str]:

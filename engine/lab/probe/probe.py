@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from engine import version, wallclock
+from engine import wallclock
 from engine.errors import UsageError, VaultError
 from engine.lab.probe.ask_llm import answerer, ask_all
 from engine.lab.probe.asking import CEILING, CONFIGS
@@ -43,7 +44,9 @@ from engine.lab.probe.report import Answer, build_report
 from engine.lab.probe.report_table import table
 from engine.lab.probe.said_did import said_vs_did
 from engine.lab.probe.scoring import Situation
+from engine.llm.model_identity import model_digests
 from engine.memory.record import MemoryRecord
+from engine.provenance import code_identity
 from engine.sim.recorder import RecordingLLM, RunRecorder
 from engine.sim.simulation import Simulation
 from engine.vault.files import atomic_write_text, make_folder
@@ -89,6 +92,12 @@ async def probe(options: ProbeOptions, environ: Mapping[str, str],
         folder = _folder(options.vault)
         _write_lines(folder / "questions.jsonl", [json.loads(q.to_json()) for q in questions])
         asked_set = file_sha256(folder / "questions.jsonl")
+        asked_from = vault_sha256(options.vault)  # the vault the prompts are built from
+        drawn = {q.vault_sha256 for q in questions}
+        if drawn - {asked_from}:
+            print(f"mudsim: warning: the questions were drawn from another state of the vault "
+                  f"({', '.join(sorted(drawn))[:80]}) than the one asked now ({asked_from[:16]}"
+                  "...): golds may no longer hold", file=sys.stderr)  # fmt: skip
         answering = await answerer(options.llm, options.model, options.seed, sim, questions,
                                    journals, environ)  # fmt: skip
         recorder = RunRecorder(RunFolder(folder), training=False)
@@ -111,7 +120,9 @@ async def probe(options: ProbeOptions, environ: Mapping[str, str],
             "model": answering.model, "endpoints": answering.endpoints,
             "num_ctx": int(sim.actor_options["num_ctx"]), "seed": options.seed,
             "per_category": options.per_category, "compare": list(compare),
-            "mudsim_version": version(),
+            **code_identity().to_json(),
+            "model_digests": model_digests(answering.llm, [answering.model]),
+            "asked_vault_sha256": asked_from,
         }  # fmt: skip
         atomic_write_text(folder / "report.json", json.dumps(report, indent=2) + "\n")
         chart = write_chart(report, folder / "chart.png")
@@ -185,6 +196,8 @@ def _questions(options: ProbeOptions, sim: Simulation,
             seen.add(key)
             ident = q.id if len(chosen) == 1 else f"{run.id}/{q.id}"
             found.append(replace(q, id=ident, vault_sha256=drawn_from))
+    golds = Counter((q.agent, q.question) for q in found)  # after `seen`: one per gold
+    found = [q for q in found if golds[q.agent, q.question] == 1]  # never two golds
     if not found:
         raise UsageError("the agents remember too little to ask them anything yet")
     return found

@@ -1,18 +1,32 @@
 """The probe's report for people (pure): one row per configuration (LongMemEval's
-scoring, then each category), the baselines, the paired tests, accuracy by evidence age,
-the reader's ceiling and its verdict in words, and said vs did."""
+scoring, then each category), the baselines and ``none`` against the present-aware one,
+answerable accuracy on one question per evidence memory, the paired tests (answerable
+and abstention apart, raw and Holm-corrected p), accuracy by evidence age, the reader's
+ceiling and its verdict in words, and said vs did."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from engine.lab.probe.scoring import ABSTENTION, BASELINES, INFORMATIVE, UNINFORMATIVE
+from engine.lab.probe.scoring import (
+    ABSTENTION,
+    BASELINES,
+    INFORMATIVE,
+    NOT_MEASURED,
+    UNINFORMATIVE,
+)
 
 VERDICT_WORDS = {
     UNINFORMATIVE: "UNINFORMATIVE: the reader is not clearly above its baselines even when "
     "handed the evidence, so these figures say nothing about the memory configurations",
     INFORMATIVE: "informative: the reader uses the evidence when it has it",
+}
+NONE_WORDS = {
+    "within": "within: with no memory the reader scores what the room alone allows",
+    "above": "ABOVE: with no memory the reader beats what the room alone allows (the "
+    "prompt gives answers away)",
+    "below": "below: the reader abstains, or does worse than always picking what the room shows",
 }
 
 
@@ -35,16 +49,15 @@ def table(report: Mapping[str, Any]) -> str:
     lines = _columns(rows)
     baselines: Mapping[str, Any] = report.get("baselines") or {}
     if baselines:
-        lines += ["", "Baselines on the same questions (scored / answerable):"]
+        lines += ["", "Baselines on the same questions (scored / answerable; present-aware: "
+                  "answerable, from always to never picking what the room shows):"]  # fmt: skip
         for name, value in baselines.items():
             lines.append(f"{name}: " + ", ".join(
                 f"{b} {_rate(value['overall'][b])} / {_rate(value['answerable'][b])}"
-                for b in BASELINES))  # fmt: skip
-    pairs = report.get("paired") or []
-    if pairs:
-        lines += ["", "Paired (McNemar exact, scored questions; right only under a / only b, p):"]
-        lines += [f"{p['a']} vs {p['b']}: {p['a_only']} / {p['b_only']}, p={p['p_value']:.3g}"
-                  for p in pairs]  # fmt: skip
+                for b in BASELINES) + _aware(value["answerable"].get("present_aware")))  # fmt: skip
+    lines += _none_check(report.get("none_check") or {})
+    lines += _independent(configs, report.get("sharing") or {})
+    lines += _pairs(report.get("paired") or [])
     ages = [f"{name}: " + ", ".join(f"{bucket} {_pct(s)}" for bucket, s in v["by_age"].items())
             for name, v in configs.items()]  # fmt: skip
     lines += ["", "Accuracy by the oldest evidence's age (memories ago, answerable):", *ages]
@@ -60,6 +73,47 @@ def table(report: Mapping[str, Any]) -> str:
         lines += ["", "Said vs did (intentions kept within the horizon):"]
         lines += [f"{agent}: {s.get('kept', 0)}/{s.get('found', 0)}" for agent, s in said.items()]
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _aware(aware: Mapping[str, Any] | None) -> str:
+    if not aware:
+        return ""
+    low, high = aware["interval"]
+    return f", present-aware {_rate(aware['accuracy'])} [{low * 100:.0f}-{high * 100:.0f}]"
+
+
+def _none_check(check: Mapping[str, Any]) -> list[str]:
+    if check.get("verdict", NOT_MEASURED) == NOT_MEASURED:
+        return []
+    low, high = check["interval"]
+    return ["", f"{check['config']} on answerable questions: {_rate(check['accuracy'])}, "
+            f"present-aware baseline [{low * 100:.0f}-{high * 100:.0f}]: "
+            f"{NONE_WORDS.get(check['verdict'], check['verdict'])}"]  # fmt: skip
+
+
+def _independent(configs: Mapping[str, Any], sharing: Mapping[str, Any]) -> list[str]:
+    if not sharing.get("questions"):
+        return []
+    head = (f"Answerable, one question per evidence memory ({sharing['one_per_evidence']} of "
+            f"{sharing['questions']}; {sharing['sharing']} share a memory with another, in "
+            f"{sharing['clusters']} clusters):")  # fmt: skip
+    cells = [f"{name} {_cell(value['answerable'].get('one_per_evidence'), n=False)}"
+             for name, value in configs.items()]  # fmt: skip
+    return ["", head, ", ".join(cells)]
+
+
+def _pairs(pairs: list[Mapping[str, Any]]) -> list[str]:
+    if not pairs:
+        return []
+    lines = ["", "Paired (McNemar exact on one question per evidence memory; right only under "
+             "a / only b; p raw, p Holm-corrected within each family):"]  # fmt: skip
+    for family in dict.fromkeys(p["questions"] for p in pairs):
+        lines.append(f"{family}:")
+        lines += [f"  {p['a']} vs {p['b']}: {p['a_only']} / {p['b_only']} of {p['n']} "
+                  f"(all {p['all']['n']}: {p['all']['a_only']} / {p['all']['b_only']}), "
+                  f"p={p['p_value']:.3g}, Holm p={p['p_holm']:.3g}"
+                  for p in pairs if p["questions"] == family]  # fmt: skip
+    return lines
 
 
 def _columns(rows: list[list[str]]) -> list[str]:

@@ -15,9 +15,19 @@ on the same questions, and whether the reader's ceiling says anything at all.
   options, never "I don't know": what the probe's blind and oracle fakes do without
   evidence), ``dont_know`` (always "I don't know") and ``present`` (the current room when it is
   an option, else the first option the situation shows, else "I don't know").
+- **The present-aware baseline.** Outside ``present`` an option the situation shows is
+  never the gold, by construction (a 4-room world has every room among a room
+  question's options, so such options cannot be left out), and a reader with no memory
+  that reads the room is not at ``guess``: one that never picks a shown option expects
+  more, one that always picks one less (``room_scores``). ``present_aware`` is
+  ``guess`` with an interval from the lower of the two expectations less its 95%
+  sampling error to the higher plus its own: a configuration with no memory (``none``)
+  belongs inside it, whatever it does with the room.
 - **Paired test.** McNemar's exact test: of the questions exactly one configuration got
   right, is the split further from even than chance would make it? The two-sided
-  p-value is ``min(1, 2 * P(X <= min(b, c)))`` for ``X ~ Binomial(b + c, 1/2)``.
+  p-value is ``min(1, 2 * P(X <= min(b, c)))`` for ``X ~ Binomial(b + c, 1/2)``. Many
+  pairs are tested at once, so their p-values are corrected by Holm's step-down method
+  (``holm``), which keeps the chance of any false "significant" within the family at 5%.
 - **The reader's ceiling.** ``evidence`` shows the reader only the memories holding
   the answer. It is *clearly* above the baselines when the lower end of its 95% Wilson
   interval on the answerable questions (``present`` left out) is above the best
@@ -31,7 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from engine.lab.probe.question_kinds import IDK
 
@@ -41,6 +51,8 @@ PRESENT: Final = "present"
 """The category of questions whose gold the situation shows."""
 ABSTENTION: Final = "abstention"
 BASELINES: Final = ("uniform", "guess", "dont_know", "present")
+Z95: Final = 1.96
+"""The normal quantile of a two-sided 95% interval."""
 INFORMATIVE: Final = "informative"
 UNINFORMATIVE: Final = "uninformative"
 NOT_MEASURED: Final = "not measured"
@@ -98,9 +110,50 @@ def mean_baselines(scores: Iterable[Mapping[str, float]]) -> dict[str, float | N
     """Each baseline's accuracy over questions (None over none)."""
     rows = list(scores)
     return {
-        name: (round(sum(r[name] for r in rows) / len(rows), 4) if rows else None)
+        name: (round(math.fsum(r[name] for r in rows) / len(rows), 4) if rows else None)
         for name in BASELINES
     }
+
+
+def room_scores(options: Sequence[str], gold: str,
+                situation: Situation) -> tuple[float, float, float]:  # fmt: skip
+    """The expected scores on one question of three readers with no memory: one that
+    always picks an option the situation shows (uniformly among them), one that ignores
+    the situation (``guess``) and one that never picks a shown option (uniformly among
+    the others); with no option shown, or every one, the first and last guess too."""
+    real = [o for o in options if o != IDK]
+    guess = (1 / len(real) if gold in real else 0.0) if real else 0.0
+    shown = [o for o in real if situation.shows(o)]
+    hidden = [o for o in real if not situation.shows(o)]
+    if not shown or not hidden:
+        return guess, guess, guess
+    drawn = 1 / len(shown) if gold in shown else 0.0
+    shy = 1 / len(hidden) if gold in hidden else 0.0
+    return drawn, guess, shy
+
+
+def present_aware(rows: Sequence[tuple[float, float, float]]) -> dict[str, Any] | None:
+    """The present-aware baseline over questions (``room_scores`` each; None over none):
+    ``accuracy`` (``guess``'s), ``always_shown`` and ``never_shown`` (the two readers'
+    expected accuracies) and ``interval``, from the lower of them less its 95% sampling
+    error to the higher plus its own (each reader's score is a sum of independent draws:
+    its variance is the sum of p(1 - p))."""
+    if not rows:
+        return None
+    n = len(rows)
+    drawn, guess, shy = ([row[i] for row in rows] for i in range(3))
+
+    def mean(ps: Sequence[float]) -> float:
+        return math.fsum(ps) / n
+
+    def error(ps: Sequence[float]) -> float:
+        return Z95 * math.sqrt(math.fsum(p * (1 - p) for p in ps)) / n
+
+    ends = sorted([(mean(drawn), error(drawn)), (mean(shy), error(shy))])
+    low = max(0.0, ends[0][0] - ends[0][1])
+    high = min(1.0, ends[1][0] + ends[1][1])
+    return {"accuracy": round(mean(guess), 4), "interval": [round(low, 4), round(high, 4)],
+            "always_shown": round(mean(drawn), 4), "never_shown": round(mean(shy), 4)}  # fmt: skip
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
@@ -112,7 +165,21 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     if n == 0:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(min(a_only, b_only) + 1))
-    return min(1.0, 2 * tail / float(2**n))
+    return min(1.0, 2 * tail / (1 << n))  # exact integers: no overflow past 1,023 questions
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of ``p_values`` (one family of tests), in their
+    order: the i-th smallest (from 0) of m is multiplied by m - i, capped at 1, and no
+    adjusted value is below that of a smaller p-value (ties: the earlier first)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: (p_values[i], i))
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
 
 
 def paired(first: Mapping[str, bool], second: Mapping[str, bool]) -> dict[str, float | int]:

@@ -3,9 +3,11 @@
 A run's **key** names what the run is (world, settings, seed, turns:
 ``engine.lab.sweep.plan``); its **fingerprint** names everything else that changes its
 result: the LLM it is served by (each endpoint's URL, secrets removed, and kind), the
-models its agents think with, the probe's settings and the mudsim version. Both are in
+models its agents think with, the probe's settings, the mudsim version and the code it
+ran (the git commit, and a hash of the changes when the tree was dirty:
+``engine.provenance``). Both are in
 the run's ``result.json``. A sweep started again keeps a finished run only when both
-match: one made with another LLM, probe or version is never silently reused
+match: one made with another LLM, probe, version or commit is never silently reused
 (``engine.lab.sweep.store.scan`` refuses, or with ``--rerun-changed`` runs it again).
 
 The LLM and models are resolved as ``mudsim run`` resolves them (``--llm`` >
@@ -24,6 +26,7 @@ from engine.config import LLMConfig
 from engine.lab.sweep.plan import canonical_json
 from engine.lab.sweep.settings import split, vault_settings
 from engine.llm.connect import choose_llm, choose_model
+from engine.llm.model_identity import FAKE_MODEL
 from engine.world.loader import parse_world
 
 if TYPE_CHECKING:
@@ -36,7 +39,7 @@ SECRET_NAMES: Final = re.compile(
     r"(token|key|secret|passw|pwd|auth|sig|credential|session|cookie)", re.IGNORECASE
 )
 """Query parameters whose values are taken for secrets (``?api_key=...``, ``?token=``)."""
-FINGERPRINT_PARTS: Final = ("llm", "models", "probe", "mudsim")
+FINGERPRINT_PARTS: Final = ("llm", "models", "probe", "mudsim", "code")
 SHOWN_CHANGES: Final = 3
 """The runs and the changes a refusal names (then "and N more")."""
 
@@ -63,6 +66,8 @@ def llm_fingerprint(flag: str | None, model: str | None, environ: Mapping[str, s
     endpoints = [{"url": redact_url(e.url), "kind": e.kind} for e in choice.endpoints]
     if choice.local:
         models = [choice.embedded_model]
+    elif choice.fake:
+        models = [FAKE_MODEL]  # a script, whatever the rows name
     else:
         models = sorted({choose_model(model, environ, config, character_model=m)
                          for m in (character_models or [None])})  # fmt: skip
@@ -70,11 +75,12 @@ def llm_fingerprint(flag: str | None, model: str | None, environ: Mapping[str, s
 
 
 def fingerprint(llm: Mapping[str, Any], probe: Mapping[str, Any] | None,
-                version: str) -> dict[str, Any]:  # fmt: skip
+                version: str, code: str = "") -> dict[str, Any]:  # fmt: skip
     """A run's fingerprint: its ``llm_fingerprint``, the probe's settings (None: no
-    probe) and the mudsim version."""
+    probe), the mudsim version and its code (``CodeIdentity.code``)."""
     return {"llm": llm["llm"], "models": llm["models"],
-            "probe": dict(probe) if probe is not None else None, "mudsim": version}  # fmt: skip
+            "probe": dict(probe) if probe is not None else None, "mudsim": version,
+            "code": code}  # fmt: skip
 
 
 def llm_url(found: Mapping[str, Any]) -> str:
@@ -103,7 +109,13 @@ def differences(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[s
     were recorded) to ``new``, one phrase each: ``llm fake:look -> fake:say``."""
     if old is None:
         return ["made before mudsim recorded a run's LLM, probe and version"]
-    names = {"llm": "llm", "models": "model", "probe": "probe", "mudsim": "mudsim version"}
+    names = {
+        "llm": "llm",
+        "models": "model",
+        "probe": "probe",
+        "mudsim": "mudsim version",
+        "code": "commit",
+    }
     return [f"{names[part]} {_shown(part, old.get(part))} -> {_shown(part, new.get(part))}"
             for part in FINGERPRINT_PARTS if old.get(part) != new.get(part)]  # fmt: skip
 
@@ -134,7 +146,7 @@ def passed_environment(environ: Mapping[str, str], *, endpoints_given: bool) -> 
 
 
 def run_fingerprints(
-    sweep: Sweep, environ: Mapping[str, str], version: str
+    sweep: Sweep, environ: Mapping[str, str], version: str, code: str = ""
 ) -> dict[str, dict[str, Any]]:
     """Run key -> its fingerprint, for every run of ``sweep`` (each distinct world and
     settings resolved once)."""
@@ -155,5 +167,5 @@ def run_fingerprints(
             resolved[marker] = llm_fingerprint(options.get("llm") or sweep.spec.llm,
                                                options.get("model"), passed, config,
                                                agents[run.world])  # fmt: skip
-        found[run.key] = fingerprint(resolved[marker], probe, version)
+        found[run.key] = fingerprint(resolved[marker], probe, version, code)
     return found

@@ -79,11 +79,22 @@ def run_metrics(vault: Path, seconds: float,
         "tokens_out": cost.tokens_out,
         "llm_seconds": round(cost.llm_s, 3),
         "seconds": round(seconds, 3),
+        "model_digest": digest_cell(run.meta().get("model_digests")),
     }
     figures |= memory_metrics(vault)
     if probe_report is not None:
         figures |= probe_figures(probe_report)
     return figures
+
+
+def digest_cell(digests: Any) -> str | None:
+    """A run's ``model_digests`` as one cell: the digest of its one model, else
+    ``model=digest`` for each, sorted; None when the record names none."""
+    if not isinstance(digests, dict) or not digests:
+        return None
+    if len(digests) == 1:
+        return str(next(iter(digests.values())))
+    return ", ".join(f"{model}={digest}" for model, digest in sorted(digests.items()))
 
 
 def memory_metrics(vault_dir: Path) -> dict[str, Any]:

@@ -29,7 +29,8 @@ from engine.vault.files import atomic_write_text
 PARQUET: Final = "results.parquet"
 CSV: Final = "results.csv"
 IDENTITY: Final = ("run_key", "world", "seed")
-PROVENANCE: Final = ("llm_url", "llm_model", "mudsim_version", "git_commit")
+PROVENANCE: Final = ("llm_url", "llm_model", "model_digest", "mudsim_version", "git_commit",
+                     "git_dirty")  # fmt: skip
 TRAILER: Final = ("status", "error", "attempt")
 ORDER: Final = ("turns", "turns_skipped", "calls", "calls_*", "call_failures", "retries",
                 "tokens_in", "tokens_out", "llm_seconds", "seconds", "memories", "compactions",
@@ -39,7 +40,8 @@ NEEDS_PYARROW: Final = "results.parquet needs pyarrow: pip install 'mudsim[analy
 
 
 def metric_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    found = list(dict.fromkeys(name for row in rows for name in row))
+    found = [name for name in dict.fromkeys(name for row in rows for name in row)
+             if name not in PROVENANCE]  # fmt: skip
     columns: list[str] = []
     for name in ORDER:
         if name.endswith("*"):
@@ -63,7 +65,8 @@ def rows_of(results: Sequence[Result], settings: Sequence[str]) -> list[dict[str
             row[name] = 0 if value is None and finished and name.startswith("calls_") else value
         made = result.fingerprint or {}
         row |= {"llm_url": llm_url(made), "llm_model": llm_models(made),
-                "mudsim_version": made.get("mudsim"), "git_commit": result.commit}  # fmt: skip
+                "model_digest": outcome.metrics.get("model_digest"), "mudsim_version": made.get("mudsim"),
+                "git_commit": result.commit, "git_dirty": result.dirty}  # fmt: skip
         row |= {"status": outcome.status, "error": outcome.error, "attempt": result.attempt}
         rows.append(row)
     return rows

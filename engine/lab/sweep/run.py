@@ -34,6 +34,7 @@ from engine.lab.probe.probe import ProbeOptions, probe
 from engine.lab.sweep.metrics import run_metrics, the_run
 from engine.lab.sweep.settings import derive_world, split, vault_settings
 from engine.lab.sweep.store import LOG, NARRATIVE, PARTIAL, VAULT, WORLD, Outcome
+from engine.llm.model_identity import FAKE_MODEL
 from engine.sim.run import RunOptions, run_headless
 from engine.vault.config_files import FILES
 from engine.vault.files import make_folder, write_front_matter
@@ -159,7 +160,7 @@ def _run(task: RunTask, narrative: TextIO) -> dict[str, Any]:
     if reason != FINISHED_REASON:
         raise RunEndedEarly(f"the run ended before its turns were done ({reason})")
     served = sorted(set((meta.get("models") or {}).values()))
-    if model and served and served != [model]:  # its row would be labelled wrongly
+    if model and served and served not in ([model], [FAKE_MODEL]):  # a wrong row label
         raise RunEndedEarly(f"the run was served by {', '.join(served)}, not the model "
                             f"{model} its row names")  # fmt: skip
     report = None

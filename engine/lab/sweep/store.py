@@ -77,13 +77,15 @@ class Result:
     fingerprint: Mapping[str, Any] | None = None
     """What the run was made with (``engine.lab.sweep.identity``; None: not recorded)."""
     commit: str = ""
-    """The git commit of the mudsim that ran it ("" when not run from a checkout)."""
+    """The git commit of the mudsim that ran it (``unknown``, or "" in an old result)."""
+    dirty: bool | None = None
+    """Whether its tracked files differed from that commit (None: not known)."""
 
     def to_json(self) -> dict[str, Any]:
         return {**self.outcome.to_json(), "identity": self.run.identity(),
                 "attempt": self.attempt, "world_sha256": self.world_sha256,
                 "fingerprint": dict(self.fingerprint) if self.fingerprint is not None else None,
-                "git_commit": self.commit}  # fmt: skip
+                "git_commit": self.commit, "git_dirty": self.dirty}  # fmt: skip
 
 
 def text_sha256(text: str) -> str:
@@ -175,7 +177,9 @@ def scan(folder: SweepFolder, runs: Sequence[PlannedRun], world_sha: Mapping[str
             wanted = fingerprints[run.key]
             result = Result(run, _outcome(found), previous, world_sha[run.world],
                             made if isinstance(made, dict) else None,
-                            str(found.get("git_commit") or ""))  # fmt: skip
+                            str(found.get("git_commit") or ""),
+                            found.get("git_dirty") if isinstance(found.get("git_dirty"), bool)
+                            else None)  # fmt: skip
             same = made == wanted
             if found["status"] == "finished" and same:
                 done.append(result)

@@ -41,7 +41,6 @@ from engine.lab.sweep.identity import passed_environment, run_fingerprints
 from engine.lab.sweep.plan import MAX_RUNS, PlannedRun
 from engine.lab.sweep.pool import PoolExecutor
 from engine.lab.sweep.progress import SweepProgress
-from engine.lab.sweep.provenance import git_commit, mudsim_version
 from engine.lab.sweep.results import rows_of, write_results
 from engine.lab.sweep.run import RunTask
 from engine.lab.sweep.settings import split
@@ -54,6 +53,7 @@ from engine.lab.sweep.store import (
     text_sha256,
 )
 from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, settle_default
+from engine.provenance import CodeIdentity, code_identity
 
 Fingerprints = Mapping[str, Mapping[str, Any]]
 
@@ -92,7 +92,8 @@ def run_sweep(options: SweepOptions, environ: Mapping[str, str], *, out: TextIO 
     out, err = out or sys.stdout, err or sys.stderr
     sweep = load_sweep_file(options.sweep_file, max_runs=options.max_runs)
     world_sha = {name: text_sha256(text) for name, text in sweep.world_texts.items()}
-    made = run_fingerprints(sweep, environ, mudsim_version())
+    code = code_identity()
+    made = run_fingerprints(sweep, environ, code.version, code.code)
     folder = SweepFolder(options.out)
     if options.dry_run:
         dry_run(sweep, folder, world_sha, made, out, err)
@@ -109,7 +110,7 @@ def run_sweep(options: SweepOptions, environ: Mapping[str, str], *, out: TextIO 
         chosen = (executor or _executor(options, sweep)) if found.todo else None
         try:
             if chosen is not None:
-                made_by = Provenance(world_sha, made, git_commit())
+                made_by = Provenance(world_sha, made, code)
                 _execute(sweep, found.todo, found.attempts, made_by, chosen, folder, results,
                          environ, err)  # fmt: skip
         finally:
@@ -131,7 +132,7 @@ class Provenance:
 
     world_sha: Mapping[str, str]
     fingerprints: Fingerprints
-    commit: str
+    code: CodeIdentity
 
 
 def _executor(options: SweepOptions, sweep: Sweep) -> Executor:
@@ -160,7 +161,8 @@ def _execute(sweep: Sweep, todo: Sequence[PlannedRun], attempts: Mapping[str, in
     def finished(task: RunTask, outcome: Outcome) -> None:
         run = runs[task.key]
         result = Result(run, outcome, attempts.get(run.key, 0) + 1, made_by.world_sha[run.world],
-                        made_by.fingerprints[run.key], made_by.commit)  # fmt: skip
+                        made_by.fingerprints[run.key], made_by.code.commit,
+                        made_by.code.dirty)  # fmt: skip
         folder.write_result(result)
         results[run.key] = result
         write_results(folder.root, rows_of(_ordered(sweep, results), sweep.settings))
