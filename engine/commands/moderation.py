@@ -15,8 +15,8 @@ A ban's target is a name or an address (or a network); its length is ``30m``, ``
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 
+from engine import wallclock
 from engine.commands.context import CommandContext
 from engine.commands.registry import Arg, ArgKind, Command, Invocation, command
 from engine.commands.result import Result, done, failed
@@ -71,7 +71,7 @@ def boot(ctx: CommandContext, call: Invocation) -> Result:
 )
 def ban(ctx: CommandContext, call: Invocation) -> Result:
     if not call.args.strip():
-        bans = ctx.bans().active()
+        bans = ctx.bans().active(wallclock.now())  # the run's clock: a replay lists the same
         if not bans:
             return done("Nobody is banned.")
         return done("\n".join([f"Bans ({len(bans)}):", *(f"- {b.describe()}" for b in bans)]))
@@ -92,9 +92,10 @@ def ban(ctx: CommandContext, call: Invocation) -> Result:
         return failed("You cannot ban yourself.")
     if network is not None and network.num_addresses > 2**24:
         return failed(f"{target} is too wide a network to ban (at most a /8 or a /104).")
-    until = datetime.now(UTC) + length if length is not None else None
+    now = wallclock.now()  # recorded: a replay bans until the same moment
+    until = now + length if length is not None else None
     made = Ban(target if network is None else str(network), until, reason, ctx.caller.name)
-    ctx.bans().add(made)
+    ctx.bans().add(made, now)
     log.warning("%s banned %s", ctx.caller.name, made.describe())
     thrown = ""
     if door is not None:
@@ -125,7 +126,7 @@ def unban(ctx: CommandContext, call: Invocation) -> Result:
     if not target:
         return failed("@unban whom?", "@ban lists the bans.")
     network = address_target(target)
-    lifted = ctx.bans().remove(str(network) if network is not None else target)
+    lifted = ctx.bans().remove(str(network) if network is not None else target, wallclock.now())
     if lifted is None:
         return failed(f"{target} is not banned.", "@ban lists the bans.")
     log.warning("%s lifted the ban of %s", ctx.caller.name, lifted.describe())

@@ -125,7 +125,7 @@ def asked_length(prompt: str, options: Mapping[str, Any]) -> int:
 
 def fake_summary(prompt: str) -> str:
     """ "I remember ..." and the (up to) six words the prompt's memories use most, or for a
-    merge three of each summary's, so that the summary is about them, in their words (the
+    merge up to three of each summary's, so that the summary is about them, in their words (the
     gate finds it grounded); ``DEFAULT_SUMMARY`` when they have too few (pure)."""
     lines = prompt.splitlines()
     if "MEMORIES:" in lines:
@@ -135,12 +135,17 @@ def fake_summary(prompt: str) -> str:
         return f"I remember {', '.join(top[:-1])} and {top[-1]}, again and again."
     old_text, new_text = _section(lines, "OLDER SUMMARY:"), _section(lines, "RECENT SUMMARY:")
     old_words, new_words = set(words(old_text)), set(words(new_text))
-    older = _only_first(_most_used(old_text, 30), new_words)[:3]
+    used = _only_first(_most_used(old_text, 30), new_words)
+    rare = [w for w in reversed(_most_used(old_text, 1000)) if w not in new_words]
+    older = list(dict.fromkeys(used[:3] + rare[:2]))  # the rarest: what only it says
     recent = _only_first([w for w in _most_used(new_text, 30) if w not in older], old_words)[:3]
-    if len(older) < 2 or len(recent) < 2:
+    if not older or not recent:
         return DEFAULT_SUMMARY
-    return (f"I remember {', '.join(older[:-1])} and {older[-1]}, "
-            f"and lately {', '.join(recent[:-1])} and {recent[-1]}.")  # fmt: skip
+    return f"I remember {_listed(older)}, and lately {_listed(recent)}."  # keeps both
+
+
+def _listed(found: list[str]) -> str:
+    return found[0] if len(found) == 1 else f"{', '.join(found[:-1])} and {found[-1]}"
 
 
 def _only_first(found: list[str], elsewhere: set[str]) -> list[str]:

@@ -73,7 +73,9 @@ _CODE_NOUN = (
     r"|code(?=\s+(?:to|for)\s)"
 )
 _NOUN = rf"(?P<noun>(?:new\s+|old\s+|real\s+)?(?:{_WORD_NOUN}|{_CODE_NOUN}))"
-_QUALIFIER = r"(?:\s+(?:to|for|on|at|into)(?:\s+[\w'’-]+){1,4}?)?"
+_QUALIFIER = r"(?:[ \t]+(?:to|for|on|at|into)(?:[ \t]+[\w'’-]+){1,4}?)??"
+"""What a noun is for ("the code *for the safe*"), within its line, tried shortest first:
+"set my password to X yesterday\nThe passage to the cellar" sets it to X."""
 _VERB = (
     r"(?:\s*:|\s+(?:(?:is|was|'s|’s|are|were|will\s+be|has\s+been|had\s+been|remains"
     r"|became|becomes|reads|equals)(?:\s+(?:now|still|just|actually|simply|always|set\s+to"

@@ -22,7 +22,7 @@ are the wall clock's (``engine.wallclock``), so a replay decides as the run did.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Final
 
 FAILING_AFTER: Final = 2
@@ -80,7 +80,7 @@ class SummarizerHealth:
         if self.failed_in_a_row == 0 or self.since is None:
             return None
         doing = "writing extractive summaries" if self.failing else "retrying"
-        since = f"{self.since.astimezone():%H:%M:%S}"
+        since = f"{self.since.astimezone(UTC):%H:%M:%S} UTC"  # never the process's zone
         return (
             f"summaries failing: {self.last_error} ({self.failed_in_a_row} since {since}); {doing}"
         )

@@ -135,16 +135,17 @@ class BanStore:
     def address_ban(self, address: str, now: datetime | None = None) -> Ban | None:
         return next((b for b in self.active(now) if b.covers_address(address)), None)
 
-    def add(self, ban: Ban) -> None:
-        """Ban ``ban.target`` (a ban of the same target is replaced)."""
+    def add(self, ban: Ban, now: datetime | None = None) -> None:
+        """Ban ``ban.target`` (a ban of the same target is replaced; those lapsed by
+        ``now`` are dropped)."""
         with self._locked():
-            kept = [b for b in self.active() if b.target.casefold() != ban.target.casefold()]
+            kept = [b for b in self.active(now) if b.target.casefold() != ban.target.casefold()]
             self._write([*kept, ban])
 
-    def remove(self, target: str) -> Ban | None:
+    def remove(self, target: str, now: datetime | None = None) -> Ban | None:
         """Lift the ban of ``target`` (the one removed, or None: there was none)."""
         with self._locked():
-            bans = self.active()
+            bans = self.active(now)
             found = next((b for b in bans if b.target.casefold() == target.strip().casefold()),
                          None)  # fmt: skip
             if found is not None:

@@ -151,6 +151,7 @@ class HandbookStore:
         """Write ``handbook`` (see the module docstring); returns the state recorded. A
         file that would not change is not written (nor backed up); when none would, the
         write does not happen at all, so ``undo`` still undoes the last one that did."""
+        self._cached = None  # never kept across its own write (a coarse clock's same mtime)
         marker = self.folder / WRITING
         resuming = marker.is_file()
         whole = self._plan(handbook)
@@ -234,6 +235,7 @@ class HandbookStore:
         when there is no write to undo (none yet, or it was undone already: undo goes
         back one write). ``VaultError`` when that write was cut short (the next write
         finishes it)."""
+        self._cached = None
         if (self.folder / WRITING).exists():
             raise VaultError(
                 f"the last handbook write in {self.folder} was interrupted; the next "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,20 @@ def test_a_moved_record_still_replays(a_run: Path, tmp_path: Path) -> None:
     copy = tmp_path / "elsewhere"
     shutil.copytree(a_run.parent.parent, copy)
     _replays(copy / "runs" / a_run.name, tmp_path / "replayed")
+
+
+def test_a_ban_made_in_a_run_replays_until_the_same_moment(
+    tmp_path: Path, world_file: Path
+) -> None:
+    """``@ban ... 2h`` bans until two hours after the run's (recorded) clock, so a
+    replay made later writes the same ``config/bans.md`` and lists the same bans."""
+    vault = tmp_path / "vault"
+    done = mudsim("do", world_file, "--vault", vault, "--as", "Pat", "@ban Mallory 2h spamming",
+                  "@ban")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Mallory" in done.stdout
+    time.sleep(1.1)  # the file keeps whole seconds: the replay's own clock is another
+    (run,) = runs(vault)
+    replayed = mudsim("replay", run.folder, "--vault", tmp_path / "replayed")
+    assert replayed.returncode == 0, replayed.stderr
+    assert "byte-identical" in replayed.stdout

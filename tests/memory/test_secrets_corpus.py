@@ -106,3 +106,13 @@ def test_a_secret_among_harmless_sentences_never_survives(
     redacted = redact(text)
     assert secret.secret not in redacted
     assert all(sentence in redacted for sentence in sentences)
+
+
+def test_a_value_set_on_one_line_is_redacted_whatever_the_next_line_says() -> None:
+    """Found by the test above: the noun's qualifier ran across the line end ("to
+    Mellon42 yesterday / The passage *to* the") and took "the" for the value."""
+    text = "I set my password to Mellon42 yesterday\nThe passage to the cellar is dark."
+    assert (
+        redact(text)
+        == "I set my password to [redacted] yesterday\nThe passage to the cellar is dark."
+    )

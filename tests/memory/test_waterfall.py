@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers import FIXTURE_WORLD
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from engine.agents.compactor import MAX_REJECTIONS
@@ -526,6 +526,9 @@ def _check_after(sim: Simulation, llm: FlakySummarizer) -> None:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_STEPS, min_size=1, max_size=25), st.lists(_OUTCOMES, max_size=40))
+@example(
+    [("force", 0), ("append", 3), ("force", 0), ("append", 1), ("append", 7), ("force", 0)], []
+)  # the fake's merge named only words the recent memories share: "keeps nothing"
 def test_the_real_compactor_keeps_the_waterfall_whole_under_a_flaky_summarizer(
     steps: list[tuple[str, int]], outcomes: list[str]
 ) -> None:
