@@ -36,15 +36,15 @@ EVENT_COLUMNS: Final = ("n", "kind", "at", "sim", "room", "actor", "name", "turn
                         "extra")  # fmt: skip
 TURN_COLUMNS: Final = ("agent", "agent_id", "turn", "sim", "room", "command", "ok", "result",
                        "asks", "error", "calls", "prompt_tokens", "completion_tokens",
-                       "cached_tokens", "latency_s", "queue_s", "retries")  # fmt: skip
+                       "cached_tokens", "latency_s", "queue_s", "retries", "replayed")  # fmt: skip
 CALL_COLUMNS: Final = ("key", "agent", "turn", "kind", "index", "model", "endpoint", "prompt",
                        "options", "reply", "done_reason", "prompt_tokens", "completion_tokens",
                        "cached_tokens", "queue_s", "latency_s", "retries", "builds",
                        "error_type", "error_message", "error_status", "sent_after",
-                       "answered_after")  # fmt: skip
+                       "answered_after", "replayed")  # fmt: skip
 MEMORY_COLUMNS: Final = ("agent", "seq", "kind", "at", "sim", "text", "location", "occupants",
                          "command", "reason", "failed", "speaker", "run")  # fmt: skip
-TRAINING_COLUMNS: Final = ("prompt", "completion", "agent", "verb", "ok")
+TRAINING_COLUMNS: Final = ("prompt", "completion", "agent", "verb", "ok", "replayed")
 COLUMNS: Final[Mapping[str, tuple[str, ...]]] = {
     "events": EVENT_COLUMNS, "turns": TURN_COLUMNS, "calls": CALL_COLUMNS,
     "memories": MEMORY_COLUMNS, "training": TRAINING_COLUMNS,
@@ -96,6 +96,8 @@ class _Usage:
     latency_s: float = 0.0
     queue_s: float = 0.0
     retries: int = 0
+    replayed: bool = False
+    """Its calls came from the tape: a fork's turn before its branch point, a replay's."""
 
 
 @dataclass
@@ -123,6 +125,7 @@ def _usage_by_turn(calls: Iterable[Mapping[str, Any]]) -> dict[tuple[str, int], 
         found.latency_s += float(call.get("latency_s") or 0.0)
         found.queue_s += float(call.get("queue_s") or 0.0)
         found.retries += int(call.get("retries") or 0)
+        found.replayed = found.replayed or call.get("replayed") is True
     return usage
 
 
@@ -161,6 +164,7 @@ def turn_rows(events: Iterable[Mapping[str, Any]], calls: Iterable[Mapping[str, 
                 "completion_tokens": used.completion_tokens,
                 "cached_tokens": used.cached_tokens, "latency_s": round(used.latency_s, 6),
                 "queue_s": round(used.queue_s, 6), "retries": used.retries,
+                "replayed": used.replayed,
             })  # fmt: skip
     return rows
 
@@ -280,7 +284,7 @@ def training_rows(lines: Iterable[Mapping[str, Any]],
             continue
         row: Row = {"prompt": prompt, "completion": completion,
                     "agent": str(line.get("agent") or ""), "verb": str(line.get("verb") or ""),
-                    "ok": line.get("ok") is True}  # fmt: skip
+                    "ok": line.get("ok") is True, "replayed": line.get("replayed") is True}  # fmt: skip
         if not keep.keeps(row) or (prompt, completion) in seen:
             continue
         seen.add((prompt, completion))

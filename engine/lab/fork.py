@@ -45,7 +45,9 @@ from engine.llm.connect import (
     settle_default,
 )
 from engine.llm.dispatcher import Dispatcher, RetryPolicy
+from engine.llm.fake import ScriptedBackend
 from engine.llm.metrics import LLMMetrics
+from engine.llm.model_identity import FAKE_MODEL, model_digests
 from engine.memory.secrets import redact
 from engine.sim.run import Narrator, cost_line, summary
 from engine.sim.run_ending import RunEnding, end_reason, graceful_interrupts, wind_down
@@ -146,11 +148,12 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
 
         def on_branch(number: int) -> None:  # the change, before anything else runs
             assert live is not None
-            replay.tape.live = live.endpoints[0]
+            replay.tape.live, replay.tape.live_model = live.endpoints[0], branch.model
             replay.dispatcher.adopt(live)
             adopted.append(live)
             go_live(sim, scheduler, branch, settings)
-            noted.update(_noted(sim, settings, live, number))
+            after = _models_after(sim, scheduler, live, kept, options.override_characters)
+            noted.update(_noted(sim, settings, live, number, after))
 
         try:
             await follow_to_branch(replay, options.at, on_branch)
@@ -189,8 +192,33 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
         sim.close()
 
 
+def _models_after(sim: Simulation, scheduler: Scheduler, live: Dispatcher,
+                  kept: Mapping[str, Any], override: bool) -> dict[str, Any]:  # fmt: skip
+    """What ``run.json`` says of the models after the branch point, per character (each
+    kind of call: turns, summaries, knowledge passes; ``fake`` for a script) and their
+    digests, and which characters kept their own windows (``--set`` without
+    ``--override-characters``: setting -> their names)."""
+    scripted = all(isinstance(e.backend, ScriptedBackend) for e in live.endpoints)
+
+    def named(model: str) -> str:
+        return FAKE_MODEL if scripted else model
+
+    models = {key: named(t.model) for key, t in scheduler.thinkers.items()}
+    summarizers = {key: named(m) for key, m in sim.compactor.models.items()}
+    consolidators = {key: named(m) for key, m in sim.knowledge.models.items()}
+    used = {*models.values(), *summarizers.values(), *consolidators.values()}
+    return {"models": models, "summarizers": summarizers, "consolidators": consolidators,
+            "model_digests": model_digests(live, used),
+            "kept_own_settings": {} if override else {key: sorted(names) for key, names
+                                                      in sorted(kept.items())}}  # fmt: skip
+
+
 def _noted(
-    sim: Simulation, settings: Settings, live: Dispatcher, branch_event: int
+    sim: Simulation,
+    settings: Settings,
+    live: Dispatcher,
+    branch_event: int,
+    models: Mapping[str, Any],
 ) -> dict[str, Any]:
     """What the fork's ``run.json`` says from its branch point on (written now, so a
     killed fork says it too): the settings in force, the ``branch`` event's number, the
@@ -198,7 +226,7 @@ def _noted(
     come from the tape, and each is priced at its endpoint's price."""
     recorder = sim.recorder
     noted = {"settings": settings_meta(settings), "branch_event": branch_event,
-             "endpoints": [redact(e.name) for e in live.endpoints]}  # fmt: skip
+             "endpoints": [redact(e.name) for e in live.endpoints], **models}  # fmt: skip
     if recorder is not None:
         recorder.replaying = False
         try:

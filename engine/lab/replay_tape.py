@@ -144,11 +144,16 @@ class TapeBackend:
         """How the recorded run counted tokens (its prompts are fitted alike)."""
         self.live: Endpoint | None = None
         """After a fork's branch point: where a call still in the tape's hands goes."""
+        self.live_model: str | None = None
+        """After a fork's branch point with ``--model``: the model such a call is asked of
+        (never the parent's: the fork is one model's run from its branch on)."""
         self.served = 0
         self._attempts: dict[str, int] = {}
 
     async def generate(self, request: LLMRequest) -> Generation:
         if self.live is not None:  # sent before a fork's branch point, answered live
+            if self.live_model is not None:
+                request = replace(request, model=self.live_model)
             return await self._live(self.live, request)
         key = request.record_key or ""
         call = self.calls.get(key)

@@ -252,6 +252,7 @@ class RunRecorder:
             "agent": turn.agent, "prompt": prompt, "reply": reply, "command": turn.command,
             "verb": turn.command.split(" ", 1)[0].lower(), "ok": ok,
             "result": turn.result.text if turn.result else turn.error, "room": room,
+            "replayed": self.replaying,  # a fork's turn before its branch point
         })  # fmt: skip
 
     def close(self) -> None:

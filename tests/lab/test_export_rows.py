@@ -102,8 +102,9 @@ def test_training_keeps_failures_marked_and_each_pair_once(run: RunFolder) -> No
     rows = export_rows.training_rows(run.read(TRAINING))
     assert rows == [
         {"prompt": PROMPT_ADA, "completion": 'say hello, "friend"', "agent": "Ada",
-         "verb": "say", "ok": True},
-        {"prompt": PROMPT_BO, "completion": "go west", "agent": "Bo", "verb": "go", "ok": False},
+         "verb": "say", "ok": True, "replayed": False},
+        {"prompt": PROMPT_BO, "completion": "go west", "agent": "Bo", "verb": "go", "ok": False,
+         "replayed": False},
     ]  # fmt: skip
     assert len(run.read(TRAINING)) == 3, "Ada's second turn repeated its first"
 
@@ -168,7 +169,7 @@ def test_csv_reads_back_any_text(pairs: list[tuple[str, str]]) -> None:
             for p, c in pairs]  # fmt: skip
     text = export_formats.to_csv(rows, COLUMNS["training"])
     back = list(csv.DictReader(io.StringIO(text, newline="")))
-    assert text.splitlines()[0] == "prompt,completion,agent,verb,ok"
+    assert text.splitlines()[0] == "prompt,completion,agent,verb,ok,replayed"
     assert [(r["prompt"], r["completion"]) for r in back] == pairs
     assert all((r["agent"], r["verb"], r["ok"]) == ("A,b", '"x"', "True") for r in back)
 

@@ -9,6 +9,7 @@ the vault's ``config/llm.md``."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -117,7 +118,7 @@ def test_a_forks_live_calls_name_their_endpoint_and_model_and_its_cost_is_theirs
     assert sum(int(n) for n in re.findall(r"(\d+) calls?\b", cost)) == len(own)
     assert {c["endpoint"] for c in own} == {parent.b.url}  # not "tape:"
     assert {c["endpoint"] for c in replayed} == {"tape:"}
-    assert "tiny2" in {c["model"] for c in own if c["kind"] == "turn"}
+    assert {c["model"] for c in own} == {"tiny2"}  # in flight at the branch too: asked again
     expected = sum(c["prompt_tokens"] * PRICE_B[0] + c["completion_tokens"] * PRICE_B[1]
                    for c in own) / 1e6  # fmt: skip
     assert expected > 0
@@ -146,6 +147,12 @@ def test_a_forks_run_json_holds_the_settings_after_set(
                             "memory_compaction.consolidate_every=5"]  # fmt: skip
     assert meta["model"] == "tiny2"
     assert meta["endpoints"] == [parent.b.url]
+    # per character, the model each kind of call used after the branch point
+    for role in ("models", "summarizers", "consolidators"):
+        assert set(meta[role].values()) == {"tiny2"}, role
+    assert set(meta["models"]) == {"ada", "bo"}
+    assert meta["model_digests"] == {"tiny2": f"sha256:{hashlib.sha256(b'tiny2').hexdigest()}"}
+    assert meta["kept_own_settings"] == {"immediate_window": ["Ada"]}  # hers stayed 4
     parents = json.loads((parent.run_dir / "run.json").read_text())
     assert parents["settings"]["memory_compaction"]["immediate_window"] == 64
 
@@ -183,3 +190,20 @@ def test_override_characters_applies_the_window_to_them_and_the_fork_replays(
     (replay,) = runs(again)
     assert all(c["replayed"] for c in read_tape(replay.folder / CALLS))
     assert _cost(again, capsys)["runs"][0]["total"]["calls_total"] == 0
+
+
+@pytest.mark.parametrize("what", ["turns", "calls", "training"])
+def test_a_forks_exports_tell_replayed_rows_from_live_ones(
+    parent: Parent, tmp_path: Path, capsys: pytest.CaptureFixture[str], what: str
+) -> None:
+    new = tmp_path / "fork"
+    assert _fork(parent, new) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    out = tmp_path / f"{what}.jsonl"
+    code = main(["export", "--vault", str(new), "--what", what, "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {row["replayed"] for row in rows} == {True, False}
+    if what == "calls":
+        assert {r["model"] for r in rows if not r["replayed"]} == {"tiny2"}
+        assert {r["model"] for r in rows if r["replayed"]} == {"tiny"}
