@@ -16,6 +16,7 @@ from test_probe_cli import SCRIPT, WORLD
 
 from engine.cli import main
 from engine.lab.probe.ask_llm import prompt_for
+from engine.lab.probe.provenance import vault_sha256
 from engine.lab.probe.questions import IDK, Question
 from engine.lab.probe.report import wilson
 from engine.lab.probe.scoring import Situation, leaks
@@ -190,8 +191,10 @@ def test_run_cuts_the_journals_at_its_end_and_a_replay_can_be_probed(
     assert questions
     assert all(max(q["evidence"], default=0) < ends[q["agent"]] for q in questions)
     assert {q["run"] for q in questions} == {first}
-    assert "knowledge-update" not in {q["category"] for q in questions}  # "now" is not then
     assert report["runs"] == [first]
+    # asked with the vault as it was at the first run's end (replayed), not as it is now
+    assert report["asked_vault_sha256"] not in (vault_sha256(vault), "")
+    assert report["vault_sha256"] == report["asked_vault_sha256"]
     # a record from before run.json kept its journals' ends: cut where the next one began
     meta_path = vault / "runs" / first / "run.json"
     meta = json.loads(meta_path.read_text())
@@ -274,3 +277,16 @@ def test_runs_all_never_asks_one_question_with_two_golds(
     assert len(report["runs"]) == 2
     assert asked
     assert all(len(found) == 1 for found in golds.values())
+
+
+def test_an_older_run_that_cannot_be_rebuilt_is_refused_in_one_line(
+    vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _run(tmp_path / "probe.yaml", vault, capsys, 2, seed=3)
+    first = runs(vault)[0]
+    (first.folder / "end.json").unlink()  # as a killed run's record: no end to replay to
+    code = main(["probe", "--vault", str(vault), "--run", first.id, "--llm", "oracle:"])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert err.count("\n") == 1
+    assert f"--run {first.id} is not the latest run" in err

@@ -17,8 +17,10 @@ The reader's ceiling (``evidence``) is always asked, last, when not in ``--compa
 
 from __future__ import annotations
 
+import io
 import json
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from engine import wallclock
-from engine.errors import UsageError, VaultError
+from engine.errors import MudsimError, UsageError, VaultError
 from engine.lab.probe.ask_llm import answerer, ask_all
 from engine.lab.probe.asking import CEILING, CONFIGS
 from engine.lab.probe.chart import write_chart
@@ -44,6 +46,7 @@ from engine.lab.probe.report import Answer, build_report
 from engine.lab.probe.report_table import table
 from engine.lab.probe.said_did import said_vs_did
 from engine.lab.probe.scoring import Situation
+from engine.lab.replay import replay_run
 from engine.llm.model_identity import model_digests
 from engine.memory.record import MemoryRecord
 from engine.provenance import code_identity
@@ -73,6 +76,11 @@ class ProbeOptions:
     as_json: bool = False
     all_runs: bool = False
     """``--runs all``: every record's run, each cut at its own end."""
+    output: Path | None = None
+    """Where the probe's folder goes (None: ``vault``): the vault asked about, when
+    ``vault`` is a replay of one of its older runs."""
+    label: str | None = None
+    """The run the questions are about, when ``vault`` is a replay of it."""
 
 
 async def probe(options: ProbeOptions, environ: Mapping[str, str],
@@ -83,13 +91,15 @@ async def probe(options: ProbeOptions, environ: Mapping[str, str],
             raise UsageError(f"--compare {config!r}: each is one of {', '.join(CONFIGS)}")
     compare = tuple(dict.fromkeys([*options.compare, CEILING]))
     chosen = chosen_runs(options.vault, options.runs, options.all_runs)
+    if len(chosen) == 1 and not is_latest(options.vault, chosen[0]) and options.questions is None:
+        return await _as_it_was(options, chosen[0], environ, out)
     world = _world_file(options.vault, chosen)
     sim = Simulation.open(options.vault, world, notice=None)
     try:
         journals = _journals(sim)
         situations = {name: _situation(sim, name) for name in journals}
         questions = _questions(options, sim, journals, situations, chosen)
-        folder = _folder(options.vault)
+        folder = _folder(options.output or options.vault)
         _write_lines(folder / "questions.jsonl", [json.loads(q.to_json()) for q in questions])
         asked_set = file_sha256(folder / "questions.jsonl")
         asked_from = vault_sha256(options.vault)  # the vault the prompts are built from
@@ -114,7 +124,9 @@ async def probe(options: ProbeOptions, environ: Mapping[str, str],
         said = {agent: asdict(s) for agent, s in said_vs_did(journals).items() if agent in asked}
         report = build_report(questions, answers, situations, said)
         report |= {
-            "run": chosen[-1].id, "runs": [r.id for r in chosen], "probe": folder.name,
+            "run": options.label or chosen[-1].id,
+            "runs": [options.label] if options.label else [r.id for r in chosen],
+            "probe": folder.name,
             "questions": len(questions), "question_set_sha256": asked_set,
             "vault_sha256": questions[0].vault_sha256 if questions else "",
             "model": answering.model, "endpoints": answering.endpoints,
@@ -136,6 +148,23 @@ async def probe(options: ProbeOptions, environ: Mapping[str, str],
         return report
     finally:
         sim.close()
+
+
+async def _as_it_was(options: ProbeOptions, run: RunFolder, environ: Mapping[str, str],
+                     out: TextIO) -> dict[str, Any]:  # fmt: skip
+    """Probe an older run with the vault as it was at its end: its record replayed into
+    a scratch vault (summaries, bank and handbook as they were then), asked there, the
+    probe's folder written in ``options.vault``. A run that does not replay is refused."""
+    with tempfile.TemporaryDirectory(prefix="mudsim-probe-") as scratch:
+        then = Path(scratch) / "vault"
+        try:
+            await replay_run(run.folder, then, out=io.StringIO())
+        except MudsimError as exc:
+            raise UsageError(f"--run {run.id} is not the latest run, and the vault as it was at "
+                             f"its end cannot be rebuilt from its record ({exc}); probe the "
+                             "latest run instead") from exc  # fmt: skip
+        return await probe(replace(options, vault=then, runs=(), output=options.vault,
+                                   label=run.id), environ, out)  # fmt: skip
 
 
 def _world_file(vault: Path, chosen: Sequence[RunFolder]) -> Path:
@@ -188,7 +217,8 @@ def _questions(options: ProbeOptions, sim: Simulation,
         latest = is_latest(options.vault, run)
         categories = [c for c in CATEGORIES if latest or c not in LATEST_ONLY]
         for q in generate(cuts, sim.world, per_category=options.per_category, seed=options.seed,
-                          agents=agents, situations=situations, counts=counts, run=run.id,
+                          agents=agents, situations=situations, counts=counts,
+                          run=options.label or run.id,
                           categories=categories):  # fmt: skip
             key = (q.agent, q.question, q.gold)
             if key in seen:
