@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.cli import main
-from engine.lab.sweep.report import T_975, bars, estimate, group, metric_names, t_975
+from engine.lab.sweep.report import T_975, bars, estimate, group, metric_names, mixtures, t_975
 
 TABLE: list[dict[str, Any]] = [
     {"run_key": "a0", "world": "w.yaml", "seed": 0, "model": "a", "recent_window": 8,
@@ -168,3 +168,18 @@ def test_a_group_with_no_finished_run_is_drawn_as_missing_not_as_0(
     assert described == ("tokens_in, mean over seeds by group: model=a, recent_window=8: 200; "
                          "model=b, recent_window=8: 50; model=a, recent_window=16: 130; "
                          "model=d, recent_window=8: no finished run")  # fmt: skip
+
+
+def test_a_group_made_by_two_commits_or_digests_is_said_never_averaged_silently() -> None:
+    same = {"git_commit": "a" * 40, "git_dirty": False, "model_digest": "sha256:1"}
+    rows = [{**row, **same} for row in TABLE]
+    assert mixtures(rows, SETTINGS) == []
+    rows[1] = {**rows[1], "git_commit": "b" * 40}
+    rows[6] = {**rows[6], "model_digest": "sha256:2"}
+    rows[4] = {**rows[4], "model_digest": "sha256:3"}  # a failed run: not in any mean
+    assert mixtures(rows, SETTINGS) == [
+        f"Warning: model=a, recent_window=8 averages runs of 2 git_commit values ({'a' * 40}, "
+        f"{'b' * 40})",
+        "Warning: model=a, recent_window=16 averages runs of 2 model_digest values (sha256:1, "
+        "sha256:2)",
+    ]

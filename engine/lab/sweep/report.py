@@ -150,6 +150,29 @@ def summary_csv(groups: Sequence[Group], by: Sequence[str], metrics: Sequence[st
     return buffer.getvalue()
 
 
+MADE_BY: Final = ("git_commit", "git_dirty", "model_digest")
+"""What a group's runs must share for its mean to be of one thing."""
+
+
+def mixtures(rows: Sequence[Mapping[str, Any]], by: Sequence[str]) -> list[str]:
+    """A line for each group whose finished runs were made by more than one commit or
+    model digest (their means are averaged over both: said, never silent)."""
+    found: dict[tuple[Any, ...], dict[str, set[str]]] = {}
+    for row in rows:
+        if row.get("status") == "finished":
+            made = found.setdefault(tuple(row.get(name) for name in by), {})
+            for column in MADE_BY:
+                made.setdefault(column, set()).add(str(row.get(column)))
+    lines = []
+    for values, made in found.items():
+        mixed = [f"{len(kinds)} {column} values ({', '.join(sorted(kinds))})"
+                 for column, kinds in made.items() if len(kinds) > 1]  # fmt: skip
+        if mixed:
+            label = ", ".join(f"{n}={v}" for n, v in zip(by, values, strict=True)) or "all runs"
+            lines.append(f"Warning: {label} averages runs of {'; '.join(mixed)}")
+    return lines
+
+
 def report(out: Path, by: Sequence[str] | None = None) -> str:
     """Read OUT's results, write ``OUT/report/``, and return the text to print."""
     rows = read_results(out)
@@ -171,7 +194,8 @@ def report(out: Path, by: Sequence[str] | None = None) -> str:
     failed = sum(g.failed for g in groups)
     grouping = ", ".join(chosen) if chosen else "nothing (one group)"
     lines = [f"Sweep {out}: {len(rows)} runs ({len(rows) - failed} finished, {failed} failed); "
-             f"mean and 95% interval over seeds, by {grouping}", ""]  # fmt: skip
+             f"mean and 95% interval over seeds, by {grouping}", *mixtures(rows, chosen),
+             ""]  # fmt: skip
     lines += [table(groups, chosen, m) + "\n" for m in metrics]
     lines.append(f"Summary: {folder / 'summary.csv'}")
     lines.append(charts)
