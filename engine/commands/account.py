@@ -43,6 +43,7 @@ USAGE = "Try: @account add <name> [player|builder|admin], @account password <nam
     "made or reset here gets its password from the next login as that name.",
     example="@account add Wren builder",
     args=(Arg("action", ArgKind.TEXT, optional=True), Arg("name", ArgKind.TEXT, optional=True)),
+    reads_unrecorded=True,  # accounts are never recorded: a replay shows what the run showed
 )
 def account(ctx: CommandContext, call: Invocation) -> Result:
     action, _, rest = call.args.strip().partition(" ")

@@ -128,6 +128,7 @@ def commands(ctx: CommandContext, call: Invocation) -> Result:
     syntax="@llm-status",
     help="Show the language model in use: endpoints, model, queue, in flight, calls, failures, last error.",
     example="@llm-status",
+    reads_unrecorded=True,  # the live queue: a replay shows what the run showed
 )
 def llm_status(ctx: CommandContext, call: Invocation) -> Result:
     status = ctx.llm_status()

@@ -83,6 +83,9 @@ class Command:
     spends_model_calls: bool = False
     """It starts work for a model (a summary, a knowledge pass, a dream): a served world
     limits who may run it (``config/telnet.md``'s ``model_call_role``)."""
+    reads_unrecorded: bool = False
+    """Its result reads what no run record holds (the live LLM's queue, the accounts
+    file): a replay shows the recorded result instead of running it again."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -190,12 +193,13 @@ def command(
     role: Role = Role.PLAYER,
     args: tuple[Arg, ...] = (),
     spends_model_calls: bool = False,
+    reads_unrecorded: bool = False,
 ) -> Callable[[Handler], Handler]:
     """Declare a command: the decorated handler is added to ``bucket`` with its metadata."""
 
     def register(handler: Handler) -> Handler:
         bucket.append(Command(key, handler, category, syntax, help, example, aliases, role, args,
-                              spends_model_calls))  # fmt: skip
+                              spends_model_calls, reads_unrecorded))  # fmt: skip
         return handler
 
     return register

@@ -149,6 +149,7 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
         def on_branch(number: int) -> None:  # the change, before anything else runs
             assert live is not None
             replay.tape.live, replay.tape.live_model = live.endpoints[0], branch.model
+            sim.recorded_result = None  # from here on commands run as in any run
             replay.dispatcher.adopt(live)
             adopted.append(live)
             go_live(sim, scheduler, branch, settings)

@@ -33,7 +33,13 @@ from typing import Any, TextIO
 from engine import wallclock
 from engine.errors import UsageError, VaultError
 from engine.lab.branch import Branch, go_live, settings_with
-from engine.lab.replay_tape import WAITED_GATES, ReplayDiverged, ReplaySequencer, TapeBackend
+from engine.lab.replay_tape import (
+    WAITED_GATES,
+    ReplayDiverged,
+    ReplaySequencer,
+    TapeBackend,
+    recorded_results,
+)
 from engine.llm.dispatcher import Dispatcher, Endpoint, RetryPolicy
 from engine.llm.local import embedded_tokens
 from engine.memory.tokens import ESTIMATE, TokenCounter
@@ -232,6 +238,7 @@ def open_replay(run_dir: Path, vault: Path, kind: str, extra: dict[str, Any],
         sim.wait_for = _no_wait
         sequencer = ReplaySequencer(events)
         recorder.sequencer, recorder.on_event = sequencer, sequencer.compare
+        sim.recorded_result = recorded_results(sequencer, lambda: recorder.count)
         tape = TapeBackend(calls, sequencer, recorded_counter(meta))
         recorder.replaying = True
         dispatcher = Dispatcher([Endpoint(TAPE, tape, slots=1_000_000)],

@@ -6,10 +6,11 @@ itself does; ``engine.lab.replay`` drives them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from engine.commands.result import Result, failed
 from engine.errors import LLMError, LLMResponseError, LLMUnavailableError, MudsimError
 from engine.llm.dispatcher import Endpoint
 from engine.llm.request import Generation, LLMRequest
@@ -124,6 +125,23 @@ class ReplaySequencer:
 def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def recorded_results(sequencer: ReplaySequencer,
+                     count: Callable[[], int]) -> Callable[[str], Result]:  # fmt: skip
+    """What ``Simulation.recorded_result`` is in a replay: the result the record holds
+    for the command a character runs now (the first ``result`` event of that character
+    after the ``count()`` events recorded so far); none there is a divergence."""
+
+    def result(actor: str) -> Result:
+        for event in sequencer.events[count() :]:
+            if event.get("kind") == "result" and event.get("actor") == actor:
+                return Result(str(event.get("text") or ""), event.get("ok") is True)
+        sequencer.diverge(f"the record holds no result for {actor}'s command at event "
+                          f"{count()}")  # fmt: skip
+        return failed("The record holds no result for this command.")
+
+    return result
 
 
 class TapeBackend:

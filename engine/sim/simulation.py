@@ -106,6 +106,9 @@ class Simulation:
         """What each agent brings to mind (the prompt's section, ``recall``)."""
         self.recorder: RunRecorder | None = None
         """This run's record (``begin_record``), or None: not recorded."""
+        self.recorded_result: Callable[[str], Result] | None = None
+        """In a replay: the recorded result of the command a character runs now (for a
+        command whose result reads what no record holds: ``Command.reads_unrecorded``)."""
         self.open_record = run_record.OpenRecord()
         """What the record being written keeps besides ``recorder``."""
         self.last_costs: dict[str, Cost] = {}

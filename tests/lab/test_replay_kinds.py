@@ -145,3 +145,22 @@ def test_a_ban_made_in_a_run_replays_until_the_same_moment(
     replayed = mudsim("replay", run.folder, "--vault", tmp_path / "replayed")
     assert replayed.returncode == 0, replayed.stderr
     assert "byte-identical" in replayed.stdout
+
+
+def test_commands_that_read_what_no_record_holds_replay_as_the_run_showed(
+    world_file: Path, tmp_path: Path
+) -> None:
+    """``@llm-status`` reads the live queue (a replay's LLM is the tape) and ``@account``
+    the accounts file (never recorded): a replay shows the recorded result."""
+    vault = tmp_path / "vault"
+    done = mudsim("play", world_file, "--vault", vault, "--as", "Pat", "--turns", "2",
+                  "--llm", "fake:say Morning;look", stdin="@llm-status\nlook\nquit\n")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "fake:" in done.stdout
+    added = mudsim("account", "add", "Pip", "--vault", vault, "--password", "pip-password-1")
+    assert added.returncode == 0, added.stderr
+    done = mudsim("do", world_file, "--vault", vault, "--as", "Pat", "@account")
+    assert done.returncode == 0, done.stderr
+    assert "Pip" in done.stdout
+    for record in runs(vault):
+        _replays(record.folder, tmp_path / f"replayed-{record.id}")

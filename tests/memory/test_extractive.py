@@ -3,7 +3,7 @@ of the pieces it was given, oldest first."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from engine.memory.extractive import ELLIPSIS, NOTHING, extractive_merge, extractive_summary
@@ -73,7 +73,9 @@ _BUDGET = st.integers(2, 2000)  # summary_budget is at least 3
 
 
 def _unpiece(line: str) -> str:
-    return line.removesuffix(ELLIPSIS)
+    """A chosen piece without the ellipses that mark where it was cut (at its end, or at
+    its start where it was cut to keep a wanted word)."""
+    return line.removeprefix(ELLIPSIS).removesuffix(ELLIPSIS)
 
 
 @given(st.lists(_MEMORY, max_size=40), _BUDGET)
@@ -125,6 +127,7 @@ def test_a_merge_is_within_budget_never_empty_and_made_of_both(
 
 
 @given(st.text(min_size=1, max_size=300).filter(str.strip), st.integers(100, 2000))
+@example("00: \x1b00:00:00:00:000000000000000000000000", 100)  # cut before its wanted word
 def test_a_merge_keeps_something_of_the_recent_summary(recent: str, budget: int) -> None:
     older = "I met Bo at the well. We talked about iron. I planted quinces."
     text = extractive_merge(older, recent, budget)
