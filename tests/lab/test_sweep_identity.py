@@ -19,6 +19,7 @@ import engine
 from engine.cli import main
 from engine.lab.sweep.file import load_sweep_file
 from engine.lab.sweep.identity import differences, redact_url, run_fingerprints
+from engine.llm.fake import DEFAULT_SUMMARY
 from engine.provenance import code_identity, identity_of
 
 ONE = "  model: [tiny]\n"
@@ -43,9 +44,14 @@ def test_a_run_made_with_another_llm_is_refused_then_rerun_on_request(
     code, err = sweep(capsys, path, "--out", out)
     assert code == 2
     keys = sorted(before)
+    look, hi = (
+        hashlib.sha256(f"{script}\n{DEFAULT_SUMMARY}".encode()).hexdigest()
+        for script in ("look", "say Hi")
+    )  # a script's digest: its text's
     assert err == (f"mudsim: 2 finished runs in {out} were made otherwise than the sweep file "
-                   f"now says (llm fake:look -> fake:say Hi): {keys[0]}, {keys[1]}. Give "
-                   "--rerun-changed to run them again as the file says, or another --out\n")  # fmt: skip
+                   f"now says (llm fake:look -> fake:say Hi; model digest fake sha256:{look} -> "
+                   f"fake sha256:{hi}): {keys[0]}, {keys[1]}. Give --rerun-changed to run them "
+                   "again as the file says, or another --out\n")  # fmt: skip
     assert finished_results(out) == before  # nothing was removed, run or rewritten
     assert (out / "sweep.yaml").read_text() == given  # OUT still says what made its runs
     assert (out / "results.csv").read_text() == table
@@ -96,7 +102,7 @@ def test_another_model_from_the_environment_is_a_change_too(
         monkeypatch.setenv("MUDSIM_MODEL", "small")
         code, err = sweep(capsys, path, "--out", out)
     assert code == 2
-    assert "(model tiny -> small)" in err
+    assert "(model tiny -> small; model digest tiny sha256:" in err
     assert err.count("\n") == 1
 
 
@@ -238,3 +244,25 @@ def test_the_git_commit_and_dirty_flag_are_read_from_a_checkout_else_unknown(
         assert len({clean.code, first.code, second.code}) == 3  # each tree's code differs
     monkeypatch.setenv("PATH", str(tmp_path))  # no git to be found
     assert identity_of(REPO).commit == "unknown"
+
+
+def test_a_model_pulled_again_under_its_name_is_a_change_and_a_silent_server_is_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's digest for the run's model is part of what made it: another one (the
+    model pulled again) refuses the start; no answer (``unknown``) never does."""
+    with prompt_stub() as stub:
+        path = write_sweep(tmp_path, f"world: world.yaml\nturns: 1\nllm: {stub.url}\n")
+        out = tmp_path / "out"
+        monkeypatch.setenv("MUDSIM_MODEL", "tiny")
+        assert sweep(capsys, path, "--out", out, "--workers", "1")[0] == 0
+        [result] = (out / "runs").glob("*/result.json")
+        made = json.loads(result.read_text())
+        made["fingerprint"]["digests"] = {"tiny": "sha256:" + "0" * 64}  # then, another model
+        result.write_text(json.dumps(made), encoding="utf-8")
+        code, err = sweep(capsys, path, "--out", out)
+        assert code == 2
+        assert f"(model digest tiny sha256:{'0' * 64} -> tiny sha256:" in err
+    code, err = sweep(capsys, path, "--out", out, "--dry-run")  # the server is gone
+    assert code == 0, err
+    assert "1 finished otherwise" not in err

@@ -39,7 +39,7 @@ SECRET_NAMES: Final = re.compile(
     r"(token|key|secret|passw|pwd|auth|sig|credential|session|cookie)", re.IGNORECASE
 )
 """Query parameters whose values are taken for secrets (``?api_key=...``, ``?token=``)."""
-FINGERPRINT_PARTS: Final = ("llm", "models", "probe", "mudsim", "code")
+FINGERPRINT_PARTS: Final = ("llm", "models", "digests", "probe", "mudsim", "code")
 SHOWN_CHANGES: Final = 3
 """The runs and the changes a refusal names (then "and N more")."""
 
@@ -99,6 +99,8 @@ def _shown(part: str, value: Any) -> str:
         return llm_url({"llm": value}) or "(none)"
     if part == "models" and isinstance(value, list):
         return llm_models({"models": value}) or "(none)"
+    if part == "digests" and isinstance(value, dict):
+        return ", ".join(f"{m} {d}" for m, d in sorted(value.items())) or "(none)"
     if part == "probe" and isinstance(value, dict):
         return ", ".join(f"{k}={v}" for k, v in value.items()) or "defaults"
     return str(value)
@@ -112,6 +114,7 @@ def differences(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[s
     names = {
         "llm": "llm",
         "models": "model",
+        "digests": "model digest",
         "probe": "probe",
         "mudsim": "mudsim version",
         "code": "commit",

@@ -33,6 +33,7 @@ from typing import Any, Final, Literal
 from filelock import FileLock, Timeout
 
 from engine.errors import UsageError, VaultError
+from engine.lab.sweep.digests import known_digests
 from engine.lab.sweep.identity import differences, refusal
 from engine.lab.sweep.plan import PlannedRun
 from engine.vault.files import atomic_write_json, atomic_write_text, make_folder, os_reason
@@ -174,7 +175,7 @@ def scan(folder: SweepFolder, runs: Sequence[PlannedRun], world_sha: Mapping[str
         previous = int(found.get("attempt") or 0) if found is not None else 0
         if found is not None and same_world and found.get("status") in ("finished", "failed"):
             made = found.get("fingerprint")
-            wanted = fingerprints[run.key]
+            wanted = known_digests(fingerprints[run.key], made if isinstance(made, dict) else None)
             result = Result(run, _outcome(found), previous, world_sha[run.world],
                             made if isinstance(made, dict) else None,
                             str(found.get("git_commit") or ""),
@@ -205,10 +206,11 @@ def state_of(found: Mapping[str, Any] | None, world_sha: str,
     ``changed`` (finished, but made otherwise than ``fingerprint``) or ``to run``."""
     if found is None or found.get("world_sha256") != world_sha:
         return "to run"
-    status = found.get("status")
+    status, made = found.get("status"), found.get("fingerprint")
+    fingerprint = known_digests(fingerprint, made if isinstance(made, dict) else None)
     if status == "finished":
-        return "finished" if found.get("fingerprint") == fingerprint else "changed"
-    if status == "failed" and found.get("fingerprint") == fingerprint:
+        return "finished" if made == fingerprint else "changed"
+    if status == "failed" and made == fingerprint:
         return "failed"
     return "to run"
 

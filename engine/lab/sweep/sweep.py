@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 from engine.config import LLMConfig
 from engine.errors import MudsimError
+from engine.lab.sweep.digests import DIGESTS, digests_now
 from engine.lab.sweep.executor import Executor, Hooks
 from engine.lab.sweep.file import Sweep, load_sweep_file
 from engine.lab.sweep.identity import passed_environment, run_fingerprints
@@ -94,6 +95,8 @@ def run_sweep(options: SweepOptions, environ: Mapping[str, str], *, out: TextIO 
     world_sha = {name: text_sha256(text) for name, text in sweep.world_texts.items()}
     code = code_identity()
     made = run_fingerprints(sweep, environ, code.version, code.code)
+    digests = asyncio.run(digests_now(sweep, environ, made))
+    made = {key: {**found, DIGESTS: digests[key]} for key, found in made.items()}
     folder = SweepFolder(options.out)
     if options.dry_run:
         dry_run(sweep, folder, world_sha, made, out, err)
