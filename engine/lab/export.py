@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from engine.errors import MissingExtraError, UsageError, VaultError
 from engine.lab import export_formats, export_rows, run_records
-from engine.lab.export_rows import COLUMNS, Row, TrainingFilter
+from engine.lab.export_rows import COLUMNS, MADE_BY_COLUMNS, Row, TrainingFilter
 from engine.vault.files import atomic_write_text, file_mode, os_reason
 from engine.vault.run_store import CALLS, EVENTS, TRAINING
 
@@ -114,6 +114,10 @@ def collect(request: ExportRequest) -> Export:
         rows = export_rows.training_rows(run.read(TRAINING), keep)
         if request.chat:
             return Export(what, export_rows.chat_lines(rows), ("messages",), run.id)
+    if what != "events":  # each row says which code made it (a fork's: the fork's)
+        meta = run.meta()
+        made = {name: export_rows.scalar(meta.get(name)) for name in MADE_BY_COLUMNS}
+        rows = [{**row, **made} for row in rows]
     return Export(what, _of_agent(rows, request.agent), COLUMNS[what], run.id)
 
 

@@ -34,17 +34,22 @@ Row = dict[str, Scalar]
 EVENT_COLUMNS: Final = ("n", "kind", "at", "sim", "room", "actor", "name", "turn", "event",
                         "line", "text", "ok", "command", "asks", "error", "reason", "key",
                         "extra")  # fmt: skip
+MADE_BY_COLUMNS: Final = ("mudsim_version", "git_commit", "git_dirty")
+"""What made a run, from its ``run.json`` (empty for a run recorded before it kept them):
+the last columns of turns, calls and training (``engine.lab.export`` fills them)."""
 TURN_COLUMNS: Final = ("agent", "agent_id", "turn", "sim", "room", "command", "ok", "result",
                        "asks", "error", "calls", "prompt_tokens", "completion_tokens",
-                       "cached_tokens", "latency_s", "queue_s", "retries", "replayed")  # fmt: skip
+                       "cached_tokens", "latency_s", "queue_s", "retries", "replayed",
+                       *MADE_BY_COLUMNS)  # fmt: skip
 CALL_COLUMNS: Final = ("key", "agent", "turn", "kind", "index", "model", "endpoint", "prompt",
                        "options", "reply", "done_reason", "prompt_tokens", "completion_tokens",
                        "cached_tokens", "queue_s", "latency_s", "retries", "builds",
                        "error_type", "error_message", "error_status", "sent_after",
-                       "answered_after", "replayed")  # fmt: skip
+                       "answered_after", "replayed", *MADE_BY_COLUMNS)  # fmt: skip
 MEMORY_COLUMNS: Final = ("agent", "seq", "kind", "at", "sim", "text", "location", "occupants",
                          "command", "reason", "failed", "speaker", "run")  # fmt: skip
-TRAINING_COLUMNS: Final = ("prompt", "completion", "agent", "verb", "ok", "replayed")
+TRAINING_COLUMNS: Final = ("prompt", "completion", "agent", "verb", "ok", "replayed",
+                            *MADE_BY_COLUMNS)  # fmt: skip
 COLUMNS: Final[Mapping[str, tuple[str, ...]]] = {
     "events": EVENT_COLUMNS, "turns": TURN_COLUMNS, "calls": CALL_COLUMNS,
     "memories": MEMORY_COLUMNS, "training": TRAINING_COLUMNS,
@@ -178,7 +183,11 @@ def call_rows(calls: Iterable[Mapping[str, Any]]) -> list[Row]:
     for call in calls:
         data = dict(call)
         error = data.pop("error", None)
-        row: Row = {column: scalar(data.get(column)) for column in CALL_COLUMNS}
+        row: Row = {
+            column: scalar(data.get(column))
+            for column in CALL_COLUMNS
+            if column not in MADE_BY_COLUMNS
+        }  # (the export adds those)
         if isinstance(error, Mapping):
             row["error_type"] = scalar(error.get("type"))
             row["error_message"] = scalar(error.get("message"))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import shutil
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -123,6 +124,7 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
     branch = options.branch
     extra = {"parent": parent.id, "parent_folder": str(run_dir), "turns": options.turns,
              **branch.meta()}  # fmt: skip
+    existed = await asyncio.to_thread(vault.exists)
     replay = open_replay(run_dir, vault, "fork", extra, whole=False)
     sim, live = replay.sim, None
     scheduler = replay.scheduler
@@ -141,6 +143,9 @@ async def fork_run(run_dir: Path, vault: Path, options: ForkOptions,
             live = await live_llm(settings, options, environ)
         except BaseException:
             await replay.close()
+            sim.close()
+            if not existed:  # nothing was forked: no half-made vault left behind
+                shutil.rmtree(vault, ignore_errors=True)
             raise
         ending = RunEnding(sim, scheduler)
         live_from: LLMMetrics | None = None

@@ -78,7 +78,10 @@ def test_csv_has_its_header_even_with_no_rows(
     code, _, err = cli(capsys, "export", "--vault", vault, "--what", "training",
                        "--agent", "nobody", "--out", out)  # fmt: skip
     assert code == 0, err
-    assert out.read_bytes() == b"prompt,completion,agent,verb,ok,replayed\r\n"
+    assert (
+        out.read_bytes()
+        == b"prompt,completion,agent,verb,ok,replayed,mudsim_version,git_commit,git_dirty\r\n"
+    )
 
 
 def test_markdown_has_the_rooms_and_the_agents(

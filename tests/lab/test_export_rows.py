@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from recorded_run import PROMPT_ADA, PROMPT_BO
 
 from engine.lab import export_formats, export_rows
-from engine.lab.export_rows import COLUMNS, RunWindow, TrainingFilter
+from engine.lab.export_rows import COLUMNS, MADE_BY_COLUMNS, RunWindow, TrainingFilter
 from engine.memory.record import MemoryKind, MemoryRecord
 from engine.vault.run_store import CALLS, EVENTS, TRAINING, RunFolder
 
@@ -25,8 +25,9 @@ def test_every_row_has_its_kinds_columns_in_order(run: RunFolder) -> None:
     }
     for what, rows in kinds.items():
         assert rows, what
+        own = tuple(c for c in COLUMNS[what] if c not in MADE_BY_COLUMNS)  # export adds them
         for row in rows:
-            assert tuple(row) == COLUMNS[what]
+            assert tuple(row) == own
             assert all(v is None or isinstance(v, str | int | float | bool) for v in row.values())
 
 
@@ -169,7 +170,10 @@ def test_csv_reads_back_any_text(pairs: list[tuple[str, str]]) -> None:
             for p, c in pairs]  # fmt: skip
     text = export_formats.to_csv(rows, COLUMNS["training"])
     back = list(csv.DictReader(io.StringIO(text, newline="")))
-    assert text.splitlines()[0] == "prompt,completion,agent,verb,ok,replayed"
+    assert (
+        text.splitlines()[0]
+        == "prompt,completion,agent,verb,ok,replayed,mudsim_version,git_commit,git_dirty"
+    )
     assert [(r["prompt"], r["completion"]) for r in back] == pairs
     assert all((r["agent"], r["verb"], r["ok"]) == ("A,b", '"x"', "True") for r in back)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -207,3 +208,19 @@ def test_a_forks_exports_tell_replayed_rows_from_live_ones(
     if what == "calls":
         assert {r["model"] for r in rows if not r["replayed"]} == {"tiny2"}
         assert {r["model"] for r in rows if r["replayed"]} == {"tiny"}
+
+
+def test_a_fork_whose_model_nothing_serves_is_exit_3_naming_it(
+    parent: Parent, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    code = main(["fork", str(parent.run_dir), "--at", "3", "--vault", str(tmp_path / "fork"),
+                 "--headless", "--turns", "1", "--llm", closed, "--model", "qwen3:4b"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 3
+    assert err.count("\n") == 1
+    assert "for model 'qwen3:4b'" in err
+    assert "embedded model" not in err.split("(")[0]  # never swapped for another
+    assert not (tmp_path / "fork").exists() or not any((tmp_path / "fork").iterdir())

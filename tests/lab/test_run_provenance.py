@@ -42,6 +42,14 @@ def test_a_scripted_run_names_fake_and_the_scripts_hash_everywhere(
                                                        code_identity().dirty)  # fmt: skip
     assert meta["git_commit"] == "unknown" or re.fullmatch(r"[0-9a-f]{40}", str(meta["git_commit"]))
     capsys.readouterr()
+    for what in ("turns", "calls", "training"):  # each exported row says what made it
+        out = tmp_path / f"{what}.jsonl"
+        assert main(["export", "--vault", str(vault), "--what", what, "--out", str(out)]) == 0
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert rows, what
+        assert {(r["git_commit"], r["git_dirty"], r["mudsim_version"]) for r in rows} == {
+            (meta["git_commit"], meta["git_dirty"], meta["mudsim_version"])}  # fmt: skip
+    capsys.readouterr()
     assert main(["status", "--vault", str(vault), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["last_run"]["models"] == ["fake"]
     assert main(["status", "--vault", str(vault)]) == 0
