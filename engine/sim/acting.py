@@ -88,7 +88,9 @@ def _execute(sim: Simulation, character: Character, line: str) -> Result:
         try:
             if found.command.reads_unrecorded and sim.recorded_result is not None:
                 result = sim.recorded_result(character.id)  # a replay: as the run had it
-            else:
+            elif found.command.reads_unrecorded:  # its hint in its text: the record, which
+                result = _whole(found.command.handler(context, call))  # keeps only the
+            else:  # text, then holds all a replay must show and remember
                 result = found.command.handler(context, call)
         except MudsimError as exc:
             result = failed(f"That went wrong: {exc}")
@@ -103,6 +105,12 @@ def _execute(sim: Simulation, character: Character, line: str) -> Result:
             result = Result(note + result.text, result.ok, result.hint, result.memory_kind)
     _remember_result(sim, character, parsed.text, parsed.reason, result, speaker)
     return result
+
+
+def _whole(result: Result) -> Result:
+    """``result`` with its hint as the last line of its text (shown and remembered the
+    same)."""
+    return Result(result.shown, result.ok, None, result.memory_kind)
 
 
 def _direction(sim: Simulation, parsed: ParsedLine) -> str | None:

@@ -159,8 +159,11 @@ def test_commands_that_read_what_no_record_holds_replay_as_the_run_showed(
     assert "fake:" in done.stdout
     added = mudsim("account", "add", "Pip", "--vault", vault, "--password", "pip-password-1")
     assert added.returncode == 0, added.stderr
-    done = mudsim("do", world_file, "--vault", vault, "--as", "Pat", "@account")
+    done = mudsim(
+        "do", world_file, "--vault", vault, "--as", "Pat", "@account", "@account remove Nobody"
+    )  # a failure with a hint, remembered whole
     assert done.returncode == 0, done.stderr
     assert "Pip" in done.stdout
+    assert "Type @account to list them." in done.stdout
     for record in runs(vault):
         _replays(record.folder, tmp_path / f"replayed-{record.id}")
