@@ -214,7 +214,7 @@ def _models_after(sim: Simulation, scheduler: Scheduler, live: Dispatcher,
     consolidators = {key: named(m) for key, m in sim.knowledge.models.items()}
     used = {*models.values(), *summarizers.values(), *consolidators.values()}
     return {"models": models, "summarizers": summarizers, "consolidators": consolidators,
-            "model_digests": model_digests(live, used),
+            "model_digests": model_digests(live.endpoints, used),
             "kept_own_settings": {} if override else {key: sorted(names) for key, names
                                                       in sorted(kept.items())}}  # fmt: skip
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from engine.llm.connect import has_model
-from engine.llm.dispatcher import Dispatcher
+from engine.llm.dispatcher import Endpoint
 from engine.llm.fake import ScriptedBackend
 from engine.llm.local import LocalBackend
 from engine.llm.ollama import OllamaBackend
@@ -29,12 +29,13 @@ FAKE_MODEL: Final = "fake"
 """What a scripted run's records name as its model (it runs no model)."""
 
 
-def model_digests(dispatcher: Dispatcher, models: Iterable[str]) -> dict[str, str]:
-    """Model name -> its identity as the endpoints that serve it give it (after
-    ``check_endpoints``, which asked the servers)."""
+def model_digests(endpoints: Iterable[Endpoint], models: Iterable[str]) -> dict[str, str]:
+    """Model name -> its identity as the ``endpoints`` that serve it give it (after
+    ``check_endpoints``, which asked the servers: a dispatcher's ``endpoints``)."""
+    endpoints = list(endpoints)
     found: dict[str, set[str]] = {}
     for model in sorted(set(models)):
-        for endpoint in dispatcher.endpoints:
+        for endpoint in endpoints:
             found.setdefault(model, set()).add(_digest(endpoint.backend, model))
     return {model: ",".join(sorted(digests)) for model, digests in found.items()}
 

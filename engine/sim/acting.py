@@ -86,11 +86,13 @@ def _execute(sim: Simulation, character: Character, line: str) -> Result:
         context = SimContext(sim, character)
         call = Invocation(parsed.args, parsed.reason, parsed.verb)
         try:
+            # a command that reads what no record holds: a replay shows the recorded
+            # result, and a run keeps its hint in its text (the record keeps the text)
             if found.command.reads_unrecorded and sim.recorded_result is not None:
-                result = sim.recorded_result(character.id)  # a replay: as the run had it
-            elif found.command.reads_unrecorded:  # its hint in its text: the record, which
-                result = _whole(found.command.handler(context, call))  # keeps only the
-            else:  # text, then holds all a replay must show and remember
+                result = sim.recorded_result(character.id)
+            elif found.command.reads_unrecorded:
+                result = _whole(found.command.handler(context, call))
+            else:
                 result = found.command.handler(context, call)
         except MudsimError as exc:
             result = failed(f"That went wrong: {exc}")

@@ -97,7 +97,7 @@ async def do_commands(
             dispatcher, models, consolidators = llm
         sim.begin_record("do", world, {
             "summarizers": models, "consolidators": consolidators, "local": sim.embedded,
-            "model_digests": model_digests(dispatcher, [*models.values(), *consolidators.values()])
+            "model_digests": model_digests(dispatcher.endpoints, [*models.values(), *consolidators.values()])
             if dispatcher else {},
             "endpoints": [e.name for e in dispatcher.endpoints] if dispatcher else [],
             "retry": False, "compaction": dispatcher is not None, "memory_bound": True,

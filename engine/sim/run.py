@@ -160,7 +160,7 @@ async def connect(
     sim.compactor.players = players or ("extractive" if kind == "serve" else "llm")
     sim.begin_record(kind, options.world, {
         "models": models, "summarizers": summarizers, "consolidators": consolidators,
-        "model_digests": model_digests(dispatcher, [*models.values(), *summarizers.values(),
+        "model_digests": model_digests(dispatcher.endpoints, [*models.values(), *summarizers.values(),
                                                     *consolidators.values()]),
         "local": choice.local, "embedded": embedded_rules, "seed": options.seed,
         "turns": options.turns,

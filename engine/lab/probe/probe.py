@@ -133,7 +133,7 @@ async def probe(options: ProbeOptions, environ: Mapping[str, str],
             "num_ctx": int(sim.actor_options["num_ctx"]), "seed": options.seed,
             "per_category": options.per_category, "compare": list(compare),
             **code_identity().to_json(),
-            "model_digests": model_digests(answering.llm, [answering.model]),
+            "model_digests": model_digests(answering.llm.endpoints, [answering.model]),
             "asked_vault_sha256": asked_from,
         }  # fmt: skip
         atomic_write_text(folder / "report.json", json.dumps(report, indent=2) + "\n")

@@ -21,7 +21,7 @@ from engine.lab.sweep.file import Sweep
 from engine.lab.sweep.plan import canonical_json
 from engine.lab.sweep.settings import split
 from engine.llm.connect import PROBE_TIMEOUT, build_dispatcher, choose_llm
-from engine.llm.dispatcher import Dispatcher, Endpoint
+from engine.llm.dispatcher import Endpoint
 from engine.llm.model_identity import UNKNOWN, model_digests
 from engine.llm.ollama import OllamaBackend
 
@@ -49,17 +49,18 @@ async def digests_now(sweep: Sweep, environ: Mapping[str, str],
 async def _digests(flag: str | None, environ: Mapping[str, str], config: LLMConfig,
                    models: list[str]) -> dict[str, str]:  # fmt: skip
     dispatcher = build_dispatcher(choose_llm(flag, environ, config))
-    quick = [Endpoint(e.name, OllamaBackend(e.name, timeout=httpx.Timeout(PROBE_TIMEOUT)))
-             if isinstance(e.backend, OllamaBackend) else e for e in dispatcher.endpoints]  # fmt: skip
-    asking = Dispatcher(quick)
     try:
-        for endpoint in quick:
-            if isinstance(endpoint.backend, OllamaBackend):
+        asked = []
+        for endpoint in dispatcher.endpoints:
+            if isinstance(endpoint.backend, OllamaBackend):  # asked quickly, on its own
+                quick = OllamaBackend(endpoint.name, timeout=httpx.Timeout(PROBE_TIMEOUT))
                 with contextlib.suppress(LLMError):  # unknown: never a change
-                    await endpoint.backend.models()  # fills its digests
-        return model_digests(asking, models)
+                    await quick.models()  # fills its digests
+                await quick.aclose()
+                endpoint = Endpoint(endpoint.name, quick)
+            asked.append(endpoint)
+        return model_digests(asked, models)
     finally:
-        await asking.aclose()
         await dispatcher.aclose()
 
 
