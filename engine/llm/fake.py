@@ -135,9 +135,9 @@ def fake_summary(prompt: str) -> str:
         return f"I remember {', '.join(top[:-1])} and {top[-1]}, again and again."
     old_text, new_text = _section(lines, "OLDER SUMMARY:"), _section(lines, "RECENT SUMMARY:")
     old_words, new_words = set(words(old_text)), set(words(new_text))
-    used = _only_first(_most_used(old_text, 30), new_words)
-    rare = [w for w in reversed(_most_used(old_text, 1000)) if w not in new_words]
-    older = list(dict.fromkeys(used[:3] + rare[:2]))  # the rarest: what only it says
+    ranked = _most_used(old_text, None)
+    rare = [w for w in reversed(ranked) if w not in new_words]  # the rarest: what only it says
+    older = list(dict.fromkeys(_only_first(ranked[:30], new_words)[:3] + rare[:2]))
     recent = _only_first([w for w in _most_used(new_text, 30) if w not in older], old_words)[:3]
     if not older or not recent:
         return DEFAULT_SUMMARY
@@ -153,8 +153,9 @@ def _only_first(found: list[str], elsewhere: set[str]) -> list[str]:
     return [w for w in found if w not in elsewhere] + [w for w in found if w in elsewhere]
 
 
-def _most_used(text: str, count: int) -> list[str]:
-    """The ``count`` words of four letters or more ``text`` uses most, stopwords aside."""
+def _most_used(text: str, count: int | None) -> list[str]:
+    """The ``count`` (None: all) words of four letters or more ``text`` uses most, most
+    used first, stopwords aside."""
     found = Counter(w for w in words(text.replace(CHUNK_CUE, "")) if len(w) > 3
                     and w not in STOPWORDS and w not in _OWN_WORDS)  # fmt: skip
     return [word for word, _ in found.most_common(count)]
