@@ -18,7 +18,11 @@ UPDATE puts ``before`` back (replacing by id, or inserting it); DELETE re-insert
 loaded it: an undo (or a seeding) while the pass waited on the model is not reverted.
 An ADD goes in unless its id is taken; an UPDATE or a DELETE applies only to an entry
 whose content and tags are still those it saw (its access count and last access are
-the bank's own, so counting uses is never undone either).
+the bank's own, so counting uses is never undone either). When a model's UPDATE finds
+its entry changed (``keep_displaced``), its merged text is dropped (it holds the undone
+entry's words) and the pass falls back as a failed consolidation does: every candidate no
+applied ADD carried is added, unless the bank holds it word for word. An undo never
+loses a pass's new knowledge, and its memory range is read once.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ from typing import IO, Any, Final, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from engine.errors import VaultError
-from engine.memory.knowledge import Entry, entry_number
-from engine.memory.knowledge_ops import Change
+from engine.memory.knowledge import Entry, Source, Stamp, cut_content, entry_number, new_entry_id
+from engine.memory.knowledge_candidates import Candidate
+from engine.memory.knowledge_ops import Change, add_all
 from engine.memory.record import utc_now
 from engine.memory.secrets import redact, redact_value
 from engine.vault.files import fsync_folder, make_folder, os_reason
@@ -204,6 +209,55 @@ def rebase(
                 applied.append(Change(op="UPDATE", id=change.id, before=now, after=after,
                                       cut_from=cut))  # fmt: skip
     return [entry for entry in entries if entry is not None], applied
+
+
+def keep_displaced(
+    bank: Sequence[Entry],
+    changes: Sequence[ChangeLike],
+    applied: Sequence[Change],
+    candidates: Sequence[tuple[str, str, Sequence[str]]],
+    *,
+    pass_id: str,
+    now: Stamp,
+    source: Source,
+) -> tuple[list[Entry], list[Change]]:
+    """After ``rebase``: when a model's UPDATE did not apply, the candidates no applied
+    ADD carried, added (see the module); else ``bank`` and ``applied`` as they are."""
+    updated = {change.id for change in applied if change.op == "UPDATE"}
+    lost = [
+        change
+        for change in changes
+        if op_name(change.op) == "UPDATE" and change.id not in updated and not _a_cut(change)
+    ]
+    if not lost:
+        return list(bank), list(applied)
+    carried = {change.candidate for change in applied if change.candidate is not None}
+    indexes, missing = [], []
+    for index, (kind, content, tags) in enumerate(candidates):
+        if index in carried:
+            continue
+        try:
+            missing.append(Candidate.model_validate({"type": kind, "content": content,
+                                                     "tags": list(tags)}))  # fmt: skip
+        except ValidationError:
+            continue
+        indexes.append(index)
+    extra = add_all(bank, missing, pass_id=pass_id, now=now, source=source, new_id=new_entry_id)
+    added = [
+        change.model_copy(update={"candidate": indexes[change.candidate]})
+        if change.candidate is not None else change
+        for change in extra.changes
+    ]  # fmt: skip
+    _log.info("pass %s: %d UPDATE(s) of entries an undo changed; %d candidate(s) added instead",
+              pass_id, len(lost), sum(change.op == "ADD" for change in added))  # fmt: skip
+    return extra.bank, [*applied, *added]
+
+
+def _a_cut(change: ChangeLike) -> bool:
+    """Whether ``change`` only cut an over-long entry to the cap (no candidate in it)."""
+    before, after = change.before, change.after
+    return before is not None and after is not None \
+        and after.content == cut_content(before.content)  # fmt: skip
 
 
 def _same(entry: Entry, seen: Entry | None) -> bool:

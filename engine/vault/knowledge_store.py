@@ -47,7 +47,7 @@ from pydantic import ValidationError
 
 from engine import wallclock
 from engine.errors import VaultError
-from engine.memory.knowledge import BANK, KNOWLEDGE_TYPES, Entry, Stamp
+from engine.memory.knowledge import BANK, KNOWLEDGE_TYPES, Entry, Source, Stamp
 from engine.memory.record import utc_now
 from engine.memory.secrets import redact, redact_value
 from engine.vault.files import (
@@ -73,6 +73,7 @@ from engine.vault.knowledge_log import (
     entry_json,
     first_problem,
     invert,
+    keep_displaced,
     read_log,
     rebase,
     undo_line,
@@ -260,6 +261,8 @@ class KnowledgeStore:
         candidates: Sequence[Candidate],
     ) -> Plan:
         bank, applied = rebase(self.load(), changes)
+        bank, applied = keep_displaced(bank, changes, applied, candidates, pass_id=pass_id,
+                                       now=record.finished, source=_source_of(record))  # fmt: skip
         _check_ids(bank)
         counts = Counter(change.op for change in applied)
         done = record.model_copy(update={
@@ -446,3 +449,9 @@ def _write(path: Path, text: str) -> None:
         atomic_write_text(path, text)
     except OSError as exc:
         raise VaultError(f"cannot write {path}: {os_reason(exc)}") from exc
+
+
+def _source_of(record: PassRecord) -> Source:
+    """What a pass read, as its entries' ``source`` says it (the pass id is added on add)."""
+    ranges = [record.memories] if record.memories and record.memories[1] > record.memories[0] else []
+    return Source(memories=ranges, notes=list(record.notes))

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from helpers import run
 
+from engine.llm.dispatcher import Dispatcher, Endpoint
+from engine.llm.ollama import OllamaBackend
+from engine.llm.ollama_server import Completion, Refusal
 from engine.llm.request import Generation, LLMRequest
+from engine.llm.stub_server import StubOllama
 from engine.memory.knowledge import CONTENT_MAX, Earlier, Entry, Stamp
 from engine.memory.knowledge_grammar import OPERATIONS_MAX
 from engine.memory.knowledge_ops import Change
@@ -115,6 +121,62 @@ async def test_an_undo_while_a_pass_waits_on_its_model_is_never_reverted(
     assert run(sim, "Ada", "@knowledge undo").ok
     assert _bank(vault_dir) == []
     assert not run(sim, "Ada", "@knowledge undo").ok, "the first pass stays undone"
+
+
+class HeldStub(StubOllama):
+    """The loopback stub; while ``hold`` is clear, a consolidation prompt waits on it."""
+
+    def __init__(self, knowledge: list[str]) -> None:
+        super().__init__(models=["tiny"], knowledge=knowledge)
+        self.hold = threading.Event()
+        self.hold.set()
+        self.held = threading.Event()
+
+    def answer(self, body: dict[str, Any]) -> Completion | Refusal:
+        if str(body.get("prompt", "")).rstrip().endswith(CONSOLIDATION_CUE) \
+                and not self.hold.is_set():  # fmt: skip
+            self.held.set()
+            self.hold.wait(10)
+        return super().answer(body)
+
+
+async def test_an_undo_of_the_entry_a_pass_updates_keeps_the_pass_new_fact(
+    sim: Simulation, vault_dir: Path
+) -> None:
+    """Over loopback HTTP: the second pass's reply merges its one candidate (a wolf) into
+    entry 1 and SKIPs it; an undo meanwhile removes entry 1. The merged text (which holds
+    the undone entry's words) stays out; the wolf is added as the candidate said it."""
+    wolf = json.dumps([{"type": "observation", "content": "A wolf was seen near the quarry.",
+                        "tags": ["wolf"]}])  # fmt: skip
+    merge = {"action": "UPDATE", "id": 1, "content":
+             "The yard well has been dry since spring 2026; a wolf was seen near the quarry."}
+    with HeldStub([TWO, ADD_TWO, wolf, json.dumps({"operations": [
+            merge, {"action": "SKIP", "candidate": 0}]})]) as stub:  # fmt: skip
+        sim.knowledge.first_delay = sim.knowledge.max_delay = 0.001
+        dispatcher = Dispatcher([Endpoint(stub.url, OllamaBackend(stub.url), slots=2)])
+        sim.start_compaction(dispatcher, {c.id: "tiny" for c in sim.world.characters.values()})
+        await _pass(sim, "note Well -> The yard well is dry.")
+        assert len(_bank(vault_dir)) == 2
+        stub.hold.clear()
+        run(sim, "Ada", "say I saw a wolf near the quarry!")
+        run(sim, "Ada", "@consolidate")
+        deadline = time.monotonic() + 10
+        while not stub.held.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert stub.held.is_set(), "the second pass never asked to consolidate"
+        assert run(sim, "Ada", "@knowledge undo").ok
+        assert _bank(vault_dir) == []
+        stub.hold.set()
+        await sim.settle_memory(10)
+        await dispatcher.aclose()
+    contents = [e["content"] for e in _bank(vault_dir)]
+    assert contents == ["A wolf was seen near the quarry."]
+    log = _log(vault_dir)
+    second = [x for x in log if x["pass"] != log[0]["pass"] and x["op"] != "UNDO"]
+    assert [(x["op"], x["candidate"]) for x in second] == [("ADD", 0)]
+    assert "wolf" in _summary(vault_dir)
+    record = max((_folder(vault_dir) / "passes").glob("*.md"))
+    assert "status: changed" in record.read_text()
 
 
 async def test_an_undo_writes_the_handbook_again_and_the_next_prompt_follows(
