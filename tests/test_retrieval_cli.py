@@ -177,3 +177,36 @@ def test_a_new_agent_takes_the_windows_the_worlds_agents_share(
     agent = (vault / "agents" / "Fern" / "agent.md").read_text()
     assert "immediate_window: 16" in agent
     assert "recent_window: 16" in agent
+
+
+IRREGULAR = [
+    ("wolves", "A wolf was seen near the quarry."),
+    ("loaves", "A loaf of rye costs two coins at the mill."),
+    ("mice", "A mouse lives in the granary wall."),
+    ("children", "The miller's child fishes by the weir."),
+    ("bought", "Tam will buy wool at the fair."),
+    ("ran", "Deer run across the ford at dusk."),
+]
+
+
+def test_irregular_words_recall_and_seed_by_their_lemma(
+    world_file: Path, vault_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _seed(world_file, vault_dir)
+    stamp = Stamp(sim="2026-01-01T08:00", at="2026-11-25T10:00:00Z")
+    KnowledgeStore(vault_dir / "agents" / "Bo" / "knowledge").save([
+        Entry(id=f"ltm-{n}-c{n}", type="fact", content=text, source=Source(passes=["20261125-100000"]),
+              created=stamp, updated=stamp)
+        for n, (_, text) in enumerate(IRREGULAR, start=1)
+    ])  # fmt: skip
+    for word, text in IRREGULAR:
+        code, out, _ = _cli(capsys, "recall", "--vault", vault_dir, "--agent", "Bo", word)
+        assert code == 0
+        assert text in out.splitlines()[1], (word, out)
+    code, out, err = _cli(capsys, "agent", "new", world_file, "--vault", vault_dir, "--name",
+                          "Nell", "--role", "baker", "--keywords", "loaves")  # fmt: skip
+    assert code == 0, err
+    bank = json.loads(
+        (vault_dir / "agents" / "Nell" / "knowledge" / "long-term-memory.json").read_text()
+    )
+    assert [e["content"] for e in bank] == ["A loaf of rye costs two coins at the mill."]

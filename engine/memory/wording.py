@@ -7,7 +7,8 @@ extractive summaries and retrieval read (pure).
 
 There is one stemmer and one stopword list in mudsim, both here. ``stem`` takes a word
 to its dictionary form first (simplemma's lemmatizer: "told" is "tell", "wolves"
-"wolf", "children" "child", "bought" "buy"), then to Snowball's stem of it ("keys" and
+"wolf", "children" "child", "bought" "buy"; a noun whose plural turns f to v is
+that noun, "loaves" "loaf", where simplemma reads a verb), then to Snowball's stem of it ("keys" and
 "key", "cities" and "city", "walked" and "walk" are one word); with ``language`` (an
 ISO 639-1 code) it uses that language's lemmas and stemmer where there are some, and
 English's for what they do not know. ``STOPWORDS`` are the function words that say
@@ -106,12 +107,22 @@ def content_words(text: str, language: str = "en") -> set[str]:
     return {stem(w, language) for w in words(text) if is_content(w)}
 
 
+_F_TO_V: Final = frozenset({
+    "calf", "dwarf", "elf", "half", "hoof", "knife", "loaf", "scarf", "sheaf", "shelf",
+    "thief", "wharf", "wife", "wolf",
+})  # fmt: skip
+"""English nouns whose plural ends "-ves" (a closed class). "leaf" and "life" are not
+here: "leaves" and "lives" are far more often verbs in a world where people leave rooms."""
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str, language: str = "en") -> str:
     """``word``'s dictionary form's stem (see the module), lower-cased."""
     word = word.casefold().replace("’", "'")
     languages = (language, "en") if language in _LEMMAS and language != "en" else ("en",)
     lemma = simplemma.lemmatize(word, lang=languages).casefold()
+    if word.endswith("ves") and language == "en":
+        lemma = next((n for n in (word[:-3] + "f", word[:-3] + "fe") if n in _F_TO_V), lemma)
     return str(_stemmer(_SNOWBALL.get(language, "english")).stemWord(lemma))
 
 

@@ -133,6 +133,21 @@ def test_words_match_by_their_snowball_stem_in_any_script() -> None:
     assert situation_keywords("The Yard", "A muddy yard.", "Bo") == ("yard", "muddi")
 
 
+@pytest.mark.parametrize(
+    ("irregular", "base"),
+    [("wolves", "wolf"), ("loaves", "loaf"), ("mice", "mouse"), ("children", "child"),
+     ("bought", "buy"), ("ran", "run"), ("knives", "knife"), ("feet", "foot"),
+     ("sold", "sell"), ("thieves", "thief"), ("geese", "goose"), ("went", "go")],
+)  # fmt: skip
+def test_an_irregular_form_is_its_lemma(irregular: str, base: str) -> None:
+    assert stem(irregular) == stem(base)
+
+
+def test_leaves_and_lives_stay_verbs_where_people_leave_rooms() -> None:
+    assert stem("leaves") == stem("leave")
+    assert stem("lives") == stem("live")
+
+
 def test_a_fact_about_the_room_is_chosen_and_unrelated_entries_are_not() -> None:
     index = Index([
         entry("well", "The old well in the yard has been dry since spring."),
