@@ -83,7 +83,7 @@ class Recollection:
         self.sim = sim
         self._indexes: dict[str, _Kept] = {}
         self._entries: dict[str, tuple[tuple[object, ...], Index]] = {}
-        self._files: dict[str, tuple[str, str, str, str]] = {}
+        self._files: dict[str, tuple[str, str, str, str, str, str]] = {}
         self._built = 0
         """Sections built so far (another agent's bank is looked at every few)."""
         self._banks: list[tuple[str, str, Index]] | None = None
@@ -146,13 +146,14 @@ class Recollection:
     def _stale(self, character: Character, kept: _Kept) -> dict[ItemKind, tuple[object, ...]]:
         """The sources of ``character``'s items whose files changed since its index last
         read them, with their new versions."""
-        bank, summaries, skills, record = map(_stamp, self._paths(character))
+        bank, summaries, skills, record, routes, clusters = map(_stamp, self._paths(character))
         notes = tuple(
             (n.title, n.updated, n.sim) for n in self.sim.vault.notes(character.folder).all()
         )
         role = (character.name, character.occupation)
         versions: dict[ItemKind, tuple[object, ...]] = {
-            "entry": (bank, *role), "note": (notes, *role), "skill": (skills, record, *role),
+            "entry": (bank, clusters, routes, *role), "note": (notes, *role),
+            "skill": (skills, record, routes, *role),
             "past": (summaries, *role),
         }  # fmt: skip
         return {k: v for k, v in versions.items() if kept.versions.get(k) != v}
@@ -195,15 +196,17 @@ class Recollection:
             self._banks_at = self._built
         return {name: index for id_, name, index in self._banks if id_ != character.id}
 
-    def _paths(self, character: Character) -> tuple[str, str, str, str]:
+    def _paths(self, character: Character) -> tuple[str, str, str, str, str, str]:
         """The files whose stamps say an agent's items changed: its bank, its summaries'
-        folder, its skills' folder, its handbook's record (as strings, made once)."""
+        folder, its skills' folder, its handbook's record, memory_summary.md and MEMORY.md
+        (the routing index: a person's edit counts; as strings, made once)."""
         found = self._files.get(character.id)
         if found is None:
             agent = self.sim.vault.agent_dir(character.folder)
             found = self._files[character.id] = (
                 str(agent / "knowledge" / "long-term-memory.json"), str(agent / "summaries"),
                 str(agent / "handbook" / "skills"), str(agent / "handbook" / "handbook.json"),
+                str(agent / "handbook" / "memory_summary.md"), str(agent / "handbook" / "MEMORY.md"),
             )  # fmt: skip
         return found
 
