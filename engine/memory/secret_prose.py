@@ -33,6 +33,8 @@ import re
 from collections.abc import Callable
 from typing import Final
 
+from engine.memory.secret_shapes import PLACEHOLDER
+
 REDACTED: Final = "[redacted]"
 
 TRIGGERS: Final[tuple[str, ...]] = (
@@ -78,7 +80,7 @@ _QUALIFIER = r"(?:[ \t]+(?:to|for|on|at|into)(?:[ \t]+[\w'’-]+){1,4}?)??"
 "set my password to X yesterday\nThe passage to the cellar" sets it to X."""
 _VERB = (
     r"(?:\s*:|\s+(?:(?:is|was|'s|’s|are|were|will\s+be|has\s+been|had\s+been|remains"
-    r"|became|becomes|reads|equals)(?:\s+(?:now|still|just|actually|simply|always|set\s+to"
+    r"|became|becomes|reads|equals)\b(?:\s+(?:now|still|just|actually|simply|always|set\s+to"
     r"|changed\s+to))?|(?:is|was)\s+(?:set|changed)\s+to))"
 )
 _NUMBER_WORDS = (
@@ -125,7 +127,7 @@ _DESCRIBING_WORDS: Final = """these those it's mine yours ours theirs none alway
     but nor yet one two some any all every each both either neither more most less
     least many much few several enough good bad fine ok okay unsafe private public
     important useless obvious clear unclear complicated tricky personal shared like as
-    than about around between for to"""
+    than about around between for to bearer basic digest"""
 _DESCRIBING: Final = _PHRASE_OPENERS | frozenset(_DESCRIBING_WORDS.split())
 
 
@@ -194,10 +196,12 @@ def _sub_near(
 
 def _phrase(match: re.Match[str]) -> str:
     phrase = match["phrase"]
+    first = phrase.split()[0].lower() if phrase is not None else ""
     if phrase is not None and (
-        phrase.split()[0].lower() in _PHRASE_OPENERS or phrase.lower() in _DESCRIBING
-    ):
-        return match[0]  # "the passphrase is written down", "... is strong"
+        first in _PHRASE_OPENERS or phrase.lower() in _DESCRIBING
+        or first.endswith(("ed", "ing", "ly"))
+    ):  # fmt: skip
+        return match[0]  # "the passphrase is written down", "... is strong", "... updated"
     return _replace(match)
 
 
@@ -212,9 +216,22 @@ def _replace(match: re.Match[str]) -> str:
     return whole[match.start() : start] + REDACTED + whole[end : match.end()]
 
 
+_SYSTEM_CODE = re.compile(r"(?:postal|post|zip|area|country|error|status|exit)[ -]$", re.I)
+"""What makes a code a system's, not a secret: "the postal code for the mill is GH4"."""
+
+
 def _is_secret(match: re.Match[str]) -> bool:
     value, quoted = match["value"], match["quoted"]
+    if _SYSTEM_CODE.search(match.string[max(0, match.start("noun") - 12) : match.start("noun")]):
+        return False
+    held = PLACEHOLDER.match(match.string, match.start("value"))
+    if held is not None and held.end() >= match.end("value"):
+        return False  # "password: ********", "password: ${DB_PASSWORD}"
+    if quoted is None and match.string[match.end("value") : match.end("value") + 1] == ":":
+        return False  # "password: Authorization: Basic x": a label, whose value is taken
     if quoted is not None:
+        if re.match(r"\s*:", match.string[match.end("value") :]):
+            return False  # '"db_password": "x"': a key, whose value the assignment takes
         return quoted.strip() not in ("", REDACTED)
     if match["spelled"] is not None or any(c.isdigit() for c in value):
         return True

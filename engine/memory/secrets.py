@@ -51,7 +51,7 @@ import functools
 import re
 from typing import Final, TypeVar, cast
 
-from engine.memory import secret_detectors, secret_prose
+from engine.memory import secret_detectors, secret_prose, secret_shapes, secret_told
 
 REDACTED: Final = "[redacted]"
 
@@ -89,6 +89,8 @@ TRIGGERS: Final[tuple[str, ...]] = (
     "k_live_",
     "k_test_",
     *secret_prose.TRIGGERS,
+    *secret_shapes.TRIGGERS,
+    *secret_told.TRIGGERS,
 )
 """Every match of every pattern of this module and of ``secret_prose`` holds one of
 these (ASCII, lower case)."""
@@ -118,10 +120,10 @@ _KEY = (
 _ASSIGNMENT = re.compile(
     rf"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]*?{_KEY})"  # 1: the key, with what leads to it
     r"(['\"]?[ \t]*[:=][ \t]*)"  # 2: the separator (a JSON key's closing quote first)
-    rf"(?![A-Za-z0-9_.-]*?{_KEY}['\"]?[ \t]*[:=])"  # not a key itself: that one is redacted
+    rf"(?!['\"]?[A-Za-z0-9_.-]*?{_KEY}['\"]?[ \t]*[:=])"  # not a key itself: that one is redacted
     r"(?:(\")(?:[^\"\\\n]|\\.)*(\"?)"  # 3, 4: a double-quoted value (or to the line end)
     r"|(')[^'\n]*('?)"  # 5, 6: a single-quoted one
-    r"|([^\s\"'`,;&<>)}]+))",  # 7: an unquoted one
+    r"|((?:[^\s\"'`,;&<>)}]|&(?![\w.-]+=))+))",  # 7: an unquoted one ("&" inside, not "&x=")
     _I,
 )
 _SECRET_KEY_NAME = re.compile(rf"[A-Za-z0-9_.-]*?{_KEY}", _I)
@@ -144,6 +146,7 @@ _VENDOR_PREFIX = re.compile(
     r"|AccountKey=|AKC|AC|SK)"
 )
 _MAX_ROUNDS: Final = 8
+
 
 _T = TypeVar("_T")
 
@@ -232,6 +235,11 @@ def _round(text: str, allow_fiction: bool) -> str:
         text = _AUTHORIZATION.sub(_authorization, text)
     for start, end in reversed(secret_detectors.spans(text)):
         text = text[:start] + _vendor(text[start:end]) + text[end:]
+    spans = secret_shapes.shape_spans(text) if _has(lowered, secret_shapes.TRIGGERS) else []
+    if _has(lowered, secret_told.TRIGGERS):
+        spans += secret_told.told_spans(text, assignments_only=allow_fiction)
+    if spans:
+        text = secret_shapes.redact_spans(text, spans)
     return text
 
 
@@ -256,6 +264,12 @@ def _assignment(match: re.Match[str]) -> str:
     if match[5] is not None:
         return f"{key}{separator}{match[5]}{REDACTED}{match[6]}"
     value = match[7]
+    if value.lower() in ("bearer", "basic", "token", "digest") or value.endswith(":"):
+        return match[0]  # "password: Bearer x": the scheme's own rule takes what follows
+    if secret_shapes.PLACEHOLDER.fullmatch(value) or (
+        value == "#" and separator[-1:] in (" ", "\t")
+    ):
+        return match[0]  # "password: ********", "password: ${DB_PASSWORD}", "x=  # comment"
     if key.lower() in _PROSE_KEYS and "=" not in separator and not _looks_like_one(value):
         return key + separator + _ASSIGNMENT.sub(_assignment, value)  # prose: look inside
     return key + separator + REDACTED
@@ -273,6 +287,9 @@ def _looks_like_one(value: str) -> bool:
 
 
 def _authorization(match: re.Match[str]) -> str:
+    rest = match[0][match.end(2) - match.start() if match[2] else len(match[1]) :].strip()
+    if secret_shapes.PLACEHOLDER.fullmatch(rest):
+        return match[0]  # "Authorization: Bearer <token>" in a how-to
     scheme = f"{match[2]} " if match[2] else ""
     return f"{match[1]}{scheme}{REDACTED}"
 

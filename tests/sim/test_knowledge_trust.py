@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -148,8 +147,11 @@ async def test_an_undo_of_the_entry_a_pass_updates_keeps_the_pass_new_fact(
     the undone entry's words) stays out; the wolf is added as the candidate said it."""
     wolf = json.dumps([{"type": "observation", "content": "A wolf was seen near the quarry.",
                         "tags": ["wolf"]}])  # fmt: skip
-    merge = {"action": "UPDATE", "id": 1, "content":
-             "The yard well has been dry since spring 2026; a wolf was seen near the quarry."}
+    merge = {
+        "action": "UPDATE",
+        "id": 1,
+        "content": "The yard well has been dry since spring 2026; a wolf was seen near the quarry.",
+    }
     with HeldStub([TWO, ADD_TWO, wolf, json.dumps({"operations": [
             merge, {"action": "SKIP", "candidate": 0}]})]) as stub:  # fmt: skip
         sim.knowledge.first_delay = sim.knowledge.max_delay = 0.001
@@ -160,10 +162,8 @@ async def test_an_undo_of_the_entry_a_pass_updates_keeps_the_pass_new_fact(
         stub.hold.clear()
         run(sim, "Ada", "say I saw a wolf near the quarry!")
         run(sim, "Ada", "@consolidate")
-        deadline = time.monotonic() + 10
-        while not stub.held.is_set() and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)
-        assert stub.held.is_set(), "the second pass never asked to consolidate"
+        asked = await asyncio.to_thread(stub.held.wait, 10)
+        assert asked, "the second pass never asked to consolidate"
         assert run(sim, "Ada", "@knowledge undo").ok
         assert _bank(vault_dir) == []
         stub.hold.set()

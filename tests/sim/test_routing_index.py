@@ -49,9 +49,11 @@ def test_a_skill_and_an_entry_are_found_only_through_the_routing_index(
         assert not run(sim, "Ada", f"recall {words}").ok  # no routing index yet
     _handbook(vault_dir, "hearth, embers", ["sourdough", "baking"])
     found = run(sim, "Ada", "recall hearth")
-    assert found.ok and "skill bank-the-fire" in found.text, found.text
+    assert found.ok, found.text
+    assert "skill bank-the-fire" in found.text
     found = run(sim, "Ada", "recall sourdough")
-    assert found.ok and BREAD in found.text, found.text
+    assert found.ok, found.text
+    assert BREAD in found.text
     report = "\n".join(recall_report(vault_dir, "Ada", "embers"))
     assert "skill bank-the-fire" in report
 
