@@ -130,3 +130,42 @@ def _plugins() -> tuple[_Plugin, ...]:
         module = importlib.import_module(f"detect_secrets.plugins.{module_name}")
         plugins.append(getattr(module, class_name)())
     return tuple(plugins)
+
+
+_KEYWORDS: Final = ("pass", "pwd", "secret", "key", "contrase")
+"""detect-secrets' ``KeywordDetector`` denylist, by the letters every entry holds."""
+
+
+def keyword_spans(text: str) -> list[tuple[int, int]]:
+    """Values detect-secrets' ``KeywordDetector`` finds in assignments (``db_pass = x``,
+    ``api_key: x``, ``"password": "x"``, its config-file forms), each a single word that
+    is not a placeholder: where they lie. Run only on text with ``=`` or ``:`` and one of
+    its words (importing detect-secrets costs about 0.15 s)."""
+    lowered = text.lower()
+    if not ("=" in text or ":" in text) or not any(k in lowered for k in _KEYWORDS):
+        return []
+    found = []
+    for regex, group in _keyword_regexes().items():
+        for match in regex.finditer(text):
+            value, name = match[group], _KEY_NAME.match(match[0])
+            if not value or any(c.isspace() for c in value) or "redacted" in value:
+                continue
+            if name is not None and _CREDENTIAL_NAME.search(name[0]):
+                found.append(match.span(group))
+    return _merged(found)
+
+
+_KEY_NAME = re.compile(r"[\w.-]+")
+_CREDENTIAL_NAME = re.compile(
+    r"(?:^|[_.-])(?:pass|passwd|password|pwd|secret|contrase[ñn]a|(?:api|auth|priv|private"
+    r"|service|account|db|database|client)[_-]?key)$",
+    re.IGNORECASE,
+)
+"""A key whose name ends in a credential word ("db_pass", "api_key"): not "secretary" nor
+"passwords", which the detector's word-suffix lets through."""
+
+
+@functools.cache
+def _keyword_regexes() -> dict[re.Pattern[str], int]:
+    keyword = importlib.import_module("detect_secrets.plugins.keyword")
+    return dict(keyword.CONFIG_DENYLIST_REGEX_TO_GROUP)

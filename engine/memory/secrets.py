@@ -236,6 +236,11 @@ def _round(text: str, allow_fiction: bool) -> str:
     for start, end in reversed(secret_detectors.spans(text)):
         text = text[:start] + _vendor(text[start:end]) + text[end:]
     spans = secret_shapes.shape_spans(text) if _has(lowered, secret_shapes.TRIGGERS) else []
+    spans += [
+        span for span in secret_detectors.keyword_spans(text)
+        if not secret_shapes.PLACEHOLDER.fullmatch(text[span[0] : span[1]])
+        and not (allow_fiction and text[span[0] - 2 : span[0]].strip() == ":")
+    ]  # fmt: skip
     if _has(lowered, secret_told.TRIGGERS):
         spans += secret_told.told_spans(text, assignments_only=allow_fiction)
     if spans:
