@@ -45,6 +45,9 @@ class Doorkeeper(Protocol):
     def disconnect_address(self, address: str, message: str) -> int:
         """Close every connection from ``address`` (an address or a network); how many."""
 
+    def addresses_of(self, name: str) -> list[str]:
+        """The addresses the character called ``name`` is connected from now."""
+
 
 class CommandContext(Protocol):
     @property

@@ -4,11 +4,15 @@
     @ban Mallory 2h spamming               Mallory may not log in for two hours (and is
                                            thrown out now)
     @ban 203.0.113.0/24                    nobody from that network may connect
+    @ban Malory --force                    ban a name no account or character has (yet)
     @ban                                   list the bans
     @unban Mallory                         lift the ban
 
 A ban's target is a name or an address (or a network); its length is ``30m``, ``2h``,
-``7d``, ``1w`` or ``forever`` (the default). Every action is logged with who did it
+``7d``, ``1w`` or ``forever`` (the default). A name that is no account and no character
+(a typo) is refused unless ``--force`` says it is meant; a network that holds the
+banning admin's own address is refused (it would throw them out, with no way back in to
+``@unban`` it: ``mudsim ban`` edits the bans offline). Every action is logged with who did it
 (``logs/telnet.log`` and ``logs/mudsim.log``), and a ban is kept in ``config/bans.md``.
 """
 
@@ -62,7 +66,7 @@ def boot(ctx: CommandContext, call: Invocation) -> Result:
     "@ban",
     category="admin",
     role=Role.ADMIN,
-    syntax="@ban [<name|address> [30m|2h|7d|forever] [reason]]",
+    syntax="@ban [<name|address> [30m|2h|7d|forever] [reason] [--force]]",
     help="Keep a name or an address (or a network, 203.0.113.0/24) out of the served "
     "world, for a while or until @unban; whoever it names is thrown out now. Alone: "
     "list the bans.",
@@ -79,7 +83,8 @@ def ban(ctx: CommandContext, call: Invocation) -> Result:
     known = [c.name for c in ctx.world.characters.values()] + [
         a.name for a in ctx.accounts().load()
     ]
-    target, rest = _split_name(call.args, known)
+    force = "--force" in call.args.split()
+    target, rest = _split_name(" ".join(w for w in call.args.split() if w != "--force"), known)
     words = rest.split()
     length = None
     if (words and words[0].lower() in FOREVER_WORDS) or (
@@ -92,6 +97,15 @@ def ban(ctx: CommandContext, call: Invocation) -> Result:
         return failed("You cannot ban yourself.")
     if network is not None and network.num_addresses > 2**24:
         return failed(f"{target} is too wide a network to ban (at most a /8 or a /104).")
+    if network is None and not force and target.casefold() not in {k.casefold() for k in known}:
+        return failed(f"No account or character is called {target}: nothing was banned.",
+                      f"Check the name ('who', 'mudsim account list'), or @ban {target} "
+                      "--force to ban it anyway; @ban <address> bans an address.")  # fmt: skip
+    mine = door.addresses_of(ctx.caller.name) if door is not None else []
+    if network is not None and any(Ban(str(network), None).covers_address(a) for a in mine):
+        return failed(f"{network} holds your own address ({mine[0]}): you would be thrown "
+                      "out and could not @unban it. Nothing was banned.",
+                      "Ban a narrower network, or the other address itself.")  # fmt: skip
     now = wallclock.now()  # recorded: a replay bans until the same moment
     until = now + length if length is not None else None
     made = Ban(target if network is None else str(network), until, reason, ctx.caller.name)

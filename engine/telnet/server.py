@@ -292,6 +292,11 @@ class MudServer:
             session.conn.close(message)
         return bool(found)
 
+    def addresses_of(self, name: str) -> list[str]:
+        wanted = name.casefold()
+        return [s.conn.address for s in self.sessions.values()
+                if s.character.name.casefold() == wanted]  # fmt: skip
+
     def disconnect_address(self, address: str, message: str) -> int:
         within = Ban(address, None)  # an address, or a network of them
         closing = [c for c in self.connections if not c.closed and within.covers_address(c.address)]

@@ -141,7 +141,7 @@ def run_and_check(copy: Copy, lines: list[tuple[str, str]]) -> None:
 @example(lines=[("Pip", "note " + "t" * 100_000 + " -> " + "x" * 100_000), ("Pip", "recall")])
 @example(lines=[("Pat", "@set-profile a\u2028---\u2028b: c"), ("Pat", "@impersonate Ada")])
 @example(lines=[("Pip", "note ../../../etc/passwd -> x"), ("Pip", "note .. -> x")])
-@example(lines=[("Pat", "@ban Mallory 2h spamming"), ("Pat", "@ban")])  # config/bans.md
+@example(lines=[("Pat", "@ban Mallory 2h spamming --force"), ("Pat", "@ban")])  # config/bans.md
 def test_any_commands_by_anyone_keep_the_vault_sound(
     template: Path, tmp_path: Path, fast_fsync: None, lines: list[tuple[str, str]]
 ) -> None:

@@ -136,10 +136,10 @@ def test_a_ban_made_in_a_run_replays_until_the_same_moment(
     """``@ban ... 2h`` bans until two hours after the run's (recorded) clock, so a
     replay made later writes the same ``config/bans.md`` and lists the same bans."""
     vault = tmp_path / "vault"
-    done = mudsim("do", world_file, "--vault", vault, "--as", "Pat", "@ban Mallory 2h spamming",
-                  "@ban")  # fmt: skip
+    done = mudsim("do", world_file, "--vault", vault, "--as", "Pat",
+                  "@ban Mallory 2h spamming --force", "@ban")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "Mallory" in done.stdout
+    assert "Banned: Mallory, until " in done.stdout
     time.sleep(1.1)  # the file keeps whole seconds: the replay's own clock is another
     (run,) = runs(vault)
     replayed = mudsim("replay", run.folder, "--vault", tmp_path / "replayed")

@@ -112,6 +112,32 @@ async def test_a_banned_address_is_closed_and_refused_another_is_not(sim: Simula
             client.close()
 
 
+async def test_a_ban_that_would_lock_its_admin_out_or_names_nobody_bans_nothing(
+    sim: Simulation,
+) -> None:
+    """Issue 45: "@ban 127.0.0.0/24" from 127.0.0.2 threw the admin out for good, and
+    "@ban Malory" (a typo) answered "Banned"."""
+    async with serving(sim) as server:
+        pat = await Client.open(server.port, source="127.0.0.2")
+        pip = await Client.open(server.port, source="127.0.0.3")
+        await pat.login("Pat")
+        await pip.login("Pip")
+        text = flat(await pat.command("@ban 127.0.0.0/24", "Pat> "))
+        assert "127.0.0.0/24 holds your own address (127.0.0.2)" in text
+        assert "Nothing was banned." in text
+        text = flat(await pat.command("@ban Malory 2h spam", "Pat> "))
+        assert "No account or character is called Malory: nothing was banned." in text
+        assert BanStore(sim.vault.root).active() == []
+        assert "Pip" in flat(await pat.command("who", "Pat> "))  # nobody was thrown out
+        text = flat(await pat.command("@ban Malory 2h spam --force", "Pat> "))
+        assert "Banned: Malory, until " in text
+        text = flat(await pat.command("@ban 127.0.0.3", "Pat> "))
+        assert "Banned: 127.0.0.3/32" in text
+        assert "You are banned from this world." in flat(await pip.closed())
+        assert [b.target for b in BanStore(sim.vault.root).active()] == ["Malory", "127.0.0.3/32"]
+        pat.close()
+
+
 async def test_a_removed_account_is_thrown_out_and_comes_back_a_plain_player(
     connect: Opener, sim: Simulation
 ) -> None:
