@@ -6,12 +6,15 @@ away when the host says so (without negotiating: quietly), says why it closes an
 comes and goes. ``MudWriter`` is telnetlib3's writer that tells the host each option
 the client agrees to (``DO``), so MSSP is answered the moment a crawler asks.
 
-Every byte of the protocol is telnetlib3's; nothing here parses telnet.
+Every byte of the protocol is telnetlib3's; nothing here parses telnet. What a client's
+malformed bytes make telnetlib3 raise (a NAWS of three bytes) it logs as a traceback, a
+warning a line; ``quiet_protocol_errors`` makes that one debug line of ours.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
@@ -115,3 +118,28 @@ def protocol_for(host: Host) -> type[MudProtocol]:
 
     Bound.host = host
     return Bound
+
+
+class _ProtocolNoise(logging.Filter):
+    """Drops the lines of a traceback telnetlib3 logs for a client's malformed bytes,
+    logging its last line (the error) once at debug."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.funcName != "_log_exception":
+            return True
+        line = record.getMessage()
+        if line and not line[0].isspace() and not line.startswith("Traceback"):
+            logging.getLogger("mudsim.telnet").debug("malformed telnet data from a client: %s",
+                                                     line)  # fmt: skip
+        return False
+
+
+_NOISE = _ProtocolNoise()
+
+
+def quiet_protocol_errors() -> None:
+    """Install the filter on telnetlib3's loggers (once, whatever the number of calls)."""
+    for name in ("telnetlib3.server_base", "telnetlib3.client_base"):
+        logger = logging.getLogger(name)
+        if _NOISE not in logger.filters:
+            logger.addFilter(_NOISE)

@@ -48,7 +48,7 @@ from engine.telnet.connection import Connection
 from engine.telnet.limits import HourlyBudget
 from engine.telnet.login import Desk, LoggedIn, log_in
 from engine.telnet.payloads import mssp
-from engine.telnet.protocol import MudProtocol, protocol_for
+from engine.telnet.protocol import MudProtocol, protocol_for, quiet_protocol_errors
 from engine.telnet.session import Session
 from engine.telnet.settings import ServeOptions, TelnetConfig, load_config
 from engine.vault.accounts import AccountStore
@@ -113,6 +113,7 @@ class MudServer:
         """Listen on the options' address and port (raises ``UsageError`` if it cannot);
         ``listen=False``: everything but the telnet listener (``serve --web`` alone)."""
         if listen:
+            quiet_protocol_errors()
             try:
                 self.listener = await telnetlib3.create_server(
                     host=self.options.bind, port=self.options.port,
