@@ -8,6 +8,7 @@ how a redacted text is judged against them (issue 44).
 - ``second``, ``third`` (harmless-heavy) and ``fourth`` (four of each of the first's
   forms, written from its form names alone): all ``tune``, read whole while the rules
   were written.
+- ``fresh``: written after the rules were, all of it held out, its rates read once.
 
 A secret *leaks* from an output when its whole value survives in it, or any 16
 characters of a value of 24 or more, or 8 digits of a card number in a row (spaces and

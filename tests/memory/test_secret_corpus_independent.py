@@ -3,7 +3,8 @@ corpora (``independent_secrets``), the first's held-out third apart.
 
 The issue's targets on the held-out part are >= 95% of secrets redacted and <= 3% of
 harmless sentences touched. Measured (2026-12-07): 94.6% (70 of 74) and 4.9% (2 of 41),
-short of both; the tests hold those measured levels (``HELD_OUT_*``), so a change that
+short of both; on a fifth corpus written after the rules (``fresh``, read once), 89.3%
+and 13.6%; the tests hold those measured levels (``HELD_OUT_*``), so a change that
 does worse fails, and name the targets (``TARGET_*``) the work is not done until it
 meets. Through a real knowledge pass over loopback HTTP, where a model repeats every
 held-out secret and harmless sentence as a candidate, what survives in any prompt sent
@@ -33,6 +34,10 @@ TARGET_TOUCHED = 0.03
 HELD_OUT_REDACTED = 70 / 74
 HELD_OUT_TOUCHED = 2 / 41
 """The held-out part's measured rates, which no change may make worse."""
+FRESH_REDACTED = 175 / 196
+FRESH_TOUCHED = 17 / 125
+"""A fifth corpus, written after the rules were and read once, never tuned on: 89.3% and
+13.6% (the rules before issue 44: 44.9% and 8.8%)."""
 TUNE_REDACTED = 0.93
 """The least each tune corpus is redacted (measured: 100%, 93.4%, 94.7%, 98.1%)."""
 
@@ -58,6 +63,14 @@ def test_redact_on_the_held_out_part_does_no_worse_than_measured() -> None:
     _print("held out", held)
     assert held.redacted_share >= HELD_OUT_REDACTED - 1e-9
     assert held.touched_share <= HELD_OUT_TOUCHED + 1e-9
+
+
+def test_redact_on_the_fresh_corpus_does_no_worse_than_measured() -> None:
+    fresh = rates(samples("secrets", None, "fresh"), samples("harmless", None, "fresh"),
+                  lambda s: redact(s.text))  # fmt: skip
+    _print("fresh", fresh)
+    assert fresh.redacted_share >= FRESH_REDACTED - 1e-9
+    assert fresh.touched_share <= FRESH_TOUCHED + 1e-9
 
 
 @pytest.mark.parametrize("corpus", ["independent", *TUNE_CORPORA])
