@@ -409,14 +409,21 @@ def _trimmed(span: Span, text: str) -> Span:
     return start, end
 
 
+CLAUSE_MOST: Final = 400
+"""Characters a clause is looked for in, either way from a word: a long text without a
+stop costs each credential word in it this much, never the whole text."""
+
+
 def _clause_end(text: str, at: int) -> int:
-    match = _CLAUSE_END.search(text, at)
-    return match.start() if match else len(text)
+    limit = min(len(text), at + CLAUSE_MOST)
+    match = _CLAUSE_END.search(text, at, limit)
+    return match.start() if match else limit
 
 
 def _clause_start(text: str, at: int) -> int:
-    starts = [m.end() for m in _CLAUSE_END.finditer(text, 0, at)]
-    return starts[-1] if starts else 0
+    begin = max(0, at - CLAUSE_MOST)
+    starts = [m.end() for m in _CLAUSE_END.finditer(text, begin, at)]
+    return starts[-1] if starts else begin
 
 
 def _clause(text: str, at: int, end: int) -> str:
