@@ -10,8 +10,10 @@ that does not exist yet (a vault from before the handbook).
 ``method`` comes from ``handbook`` in ``config/memory_compaction.md``: ``rules`` writes
 it without a model (``engine.memory.handbook_rules``); ``llm`` asks the consolidator
 (``engine.memory.handbook_prompts``: INIT when there is no handbook, INCREMENTAL with the
-pass records since the last write), once more when the reply is not a usable
-handbook, then falls back to the rules, as it does when the call fails; ``auto`` is
+pass records since the last write, the newest ``RECORDS_READ`` at most), once more
+when the reply is not a usable handbook, then falls back to the rules, as it does when
+the call fails and when the prompt cannot fit the consolidator's ``num_ctx`` less the
+reply (no call is made then: ``HandbookPromptTooLong``); ``auto`` is
 ``llm`` unless the agents think with the embedded model. A skill the model writes is
 kept only when the bank holds a procedure seen in ``SKILL_PASSES`` passes that it
 carries: a one-off fact never becomes a skill, whoever writes it.
@@ -24,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from engine.agents.knowledge_plan import DEFAULT_CTX
 from engine.agents.memory import MemoryStream
 from engine.agents.supervisor import one_line
 from engine.agents.thinker import Generator
@@ -32,6 +35,7 @@ from engine.llm.request import LLMRequest, Priority
 from engine.memory.handbook import Handbook
 from engine.memory.handbook_prompts import (
     HandbookInvalid,
+    HandbookPromptTooLong,
     Mode,
     handbook_constraint,
     handbook_prompt,
@@ -53,6 +57,9 @@ ASKS: Final = 2
 REPLY_TOKENS: Final = 3_000
 """``num_predict`` of a handbook call at least (the consolidator's is for a short list),
 but never more than half its ``num_ctx``: the prompt needs the rest."""
+RECORDS_READ: Final = 256
+"""The newest pass records read for a prompt at most (the older are only counted): at
+``MIN_PART`` tokens each, 256 fill a whole default window."""
 
 _log = logging.getLogger("mudsim.knowledge")
 
@@ -105,10 +112,14 @@ class HandbookWriter:
             existing = store.read()
             mode: Mode = "INCREMENTAL" if existing is not None else "INIT"
             since = state.through_pass if existing is not None and state is not None else None
-            texts = [(record_path(r.pass_id), knowledge.record_text(r)) for r in records
-                     if since is None or _after(r, since, records)]  # fmt: skip
+            new = [r for r in records if since is None or _after(r, since, records)]
+            shown = new[-RECORDS_READ:]  # the prompt has room for no more (MIN_PART each)
+            texts = [(record_path(r.pass_id), knowledge.record_text(r)) for r in shown]
             try:
-                handbook = await self._ask(mind, mode, texts, existing)
+                handbook = await self._ask(mind, mode, texts, existing, len(new) - len(shown))
+            except HandbookPromptTooLong as exc:
+                fallback = f"the model was not asked: {one_line(exc)}"
+                _log.info("handbook of %s: %s; the rules write it", mind.character.name, fallback)
             except (LLMError, HandbookInvalid, ReplyUnparseable) as exc:
                 fallback = f"the model's handbook was not usable ({one_line(exc)})"
                 _log.info("handbook of %s: %s; the rules write it", mind.character.name, fallback)
@@ -190,15 +201,17 @@ class HandbookWriter:
 
     async def _ask(
         self, mind: MemoryStream, mode: Mode, records: list[tuple[str, str]],
-        existing: Handbook | None,
+        existing: Handbook | None, older: int,
     ) -> Handbook:  # fmt: skip
+        """The model's handbook; ``HandbookPromptTooLong`` (before any call) when its
+        prompt cannot fit ``num_ctx`` (the configured one, never raised) less the reply."""
         assert self.llm is not None
-        options = {"num_ctx": 8192, **self.options}
+        options = {"num_ctx": DEFAULT_CTX, **self.options}
         longest = min(REPLY_TOKENS, int(options["num_ctx"]) // 2)
         options["num_predict"] = max(int(options.get("num_predict", 0)), longest)
         budget = prompt_room(options) or 0  # in tokens, as its model counts them
         prompt = handbook_prompt(mind.character.name, mode, records, existing, budget,
-                                 counter_of(self.llm))  # fmt: skip
+                                 counter_of(self.llm), older)  # fmt: skip
         request = LLMRequest(
             prompt=lambda: prompt,
             model=self.models.get(mind.character.id, ""),

@@ -10,9 +10,12 @@ along with the pass's record and its worker's bookkeeping.
   (``consolidate``), the notes kept, no growth at HEAVY_CUT; consolidation that fails
   falls back to adding every candidate.
 
-Each call's prompt is fitted to the consolidator's ``num_ctx`` less its reply
-(``prompt_tokens``), counted as its model counts (``engine.memory.tokens``), and asked
-again once (``ASKS``) when its reply does not parse.
+Each call's prompt is fitted to the consolidator's ``num_ctx`` (as configured: never
+raised) less its reply (``prompt_tokens``), counted as its model counts
+(``engine.memory.tokens``), and asked again once (``ASKS``) when its reply does not
+parse. A prompt that cannot fit even so (a window smaller than the instructions) is
+never sent: the extraction fails the pass (``PassFailed``), the consolidation falls
+back to adding every candidate.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from engine.errors import LLMError
 from engine.memory.constraint import Constraint
 from engine.memory.json_reply import ReplyUnparseable
 from engine.memory.knowledge import Entry, Stamp, new_entry_id
-from engine.memory.knowledge_grammar import CANDIDATES_MAX, OPERATIONS_MAX
+from engine.memory.knowledge_grammar import CANDIDATES_MAX, OPERATIONS_MAX, TAG_MAX, TAGS_MAX
 from engine.memory.knowledge_guards import no_growth
 from engine.memory.knowledge_ops import (
     Applied,
@@ -119,7 +122,10 @@ async def extract(
     """(the model's candidates that read as knowledge, redacted; the facts made from
     notes none of them carries). ``PassFailed`` when no reply parses. ``tokens``: how the
     consolidator counts tokens (its prompt is fitted by it)."""
-    prompt = fit_extraction(name, now, inputs, prompt_tokens(options), tokens)
+    room = prompt_tokens(options)
+    prompt = fit_extraction(name, now, inputs, room, tokens)
+    if not fits(prompt, room, tokens):
+        raise PassFailed(f"the extraction prompt cannot fit ({_too_long(prompt, room, tokens)})")
     problem = "no reply"
     for _ in range(ASKS):
         text = await ask(prompt, extraction_constraint, "extraction")
@@ -184,15 +190,19 @@ async def consolidate(
     options: Mapping[str, Any],
     tokens: TokenCounter = ESTIMATE,
 ) -> tuple[Applied, str | None]:
-    """(the bank with the reply's operations applied; None) or, when no reply parses or
-    the call fails, (every candidate added; why)."""
+    """(the bank with the reply's operations applied; None) or, when no reply parses,
+    the call fails or its prompt cannot fit, (every candidate added; why)."""
     now = Stamp(sim=clock(), at=utc_now())
     source = pass_source(inputs)
-    prompt, shown = fit_consolidation(name, cap, bank, candidates, prompt_tokens(options), tokens)
+    room = prompt_tokens(options)
+    prompt, shown = fit_consolidation(name, cap, bank, candidates, room, tokens)
     ids = {k: entry.id for k, entry in shown}
 
+    sendable = fits(prompt, room, tokens)  # else never sent: a server would cut it
     problem = "no reply"
-    for _ in range(ASKS):
+    if not sendable:
+        problem = f"the consolidation prompt cannot fit ({_too_long(prompt, room, tokens)})"
+    for _ in range(ASKS if sendable else 0):
         try:
             text = await ask(prompt, consolidation_constraint, "consolidation")
         except LLMError as exc:
@@ -218,8 +228,11 @@ def fit_consolidation(
 ) -> tuple[str, list[tuple[int, Entry]]]:  # fmt: skip
     """The consolidation prompt within ``room`` tokens, and the entries it shows: at
     most half the room of entries (the nearest to the candidates first); over the room,
-    each candidate is shown cut to its share (the reply's ADD keeps it whole), then
-    fewer entries, halving, down to none."""
+    each candidate is shown cut to its share (a quarter of the room in all; its tags to
+    ``TAGS_MAX`` of ``TAG_MAX`` characters; the reply's ADD keeps it whole), then fewer
+    entries, halving, down to none, then the candidates' shares halved down to
+    ``SHARE_MIN`` tokens. Over the room even so (the instructions alone), the caller
+    does not send it."""
     answerable = OPERATIONS_MAX - len(candidates)  # a reply answers each shown entry
     budget = room // 2
     shown, left_out = shown_entries(bank, candidates, budget, answerable, tokens)
@@ -227,12 +240,33 @@ def fit_consolidation(
     if fits(prompt, room, tokens):
         return prompt, shown
     share = max(1, room // (4 * max(1, len(candidates))))  # a quarter of the room in all
-    seen = [
-        c.model_copy(update={"content": cut_text(c.content, share, tokens)}) for c in candidates
-    ]
     while True:
+        seen = [_cut_candidate(c, share, tokens) for c in candidates]
         prompt = consolidation_prompt(name, cap, shown, left_out, seen)
-        if fits(prompt, room, tokens) or not shown:
+        if fits(prompt, room, tokens):
             return prompt, shown
-        budget //= 2
-        shown, left_out = shown_entries(bank, candidates, budget, answerable, tokens)
+        if shown:
+            budget //= 2
+            shown, left_out = shown_entries(bank, candidates, budget, answerable, tokens)
+        elif share > SHARE_MIN:
+            share //= 2
+        else:
+            return prompt, shown
+
+
+SHARE_MIN: Final = 16
+"""Tokens a candidate is cut to at the least."""
+
+
+def _cut_candidate(candidate: Candidate, share: int, tokens: TokenCounter) -> Candidate:
+    tags = [tag[:TAG_MAX] for tag in candidate.tags[:TAGS_MAX]]
+    return candidate.model_copy(
+        update={"content": cut_text(candidate.content, share, tokens), "tags": tags}
+    )
+
+
+def _too_long(prompt: str, room: int, tokens: TokenCounter) -> str:
+    return (
+        f"it takes {tokens.count(prompt)} tokens, and the consolidator's num_ctx less its"
+        f" reply leaves {room}"
+    )

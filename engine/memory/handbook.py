@@ -7,10 +7,12 @@ passes, by the model or by rules (``engine.memory.handbook_rules``):
   about things, who it knows; at most ``PROFILE_WORDS`` words), ``## General Tips`` (a
   numbered list, at most ``TIPS_MAX`` items, most useful first) and ``## Routing Index``
   (a table ``| Topic | Location | Keywords |`` pointing into MEMORY.md's clusters and the
-  skills). Always under ``SUMMARY_TOKENS``; ``EMPTY`` when there is nothing.
+  skills). Always under ``SUMMARY_TOKENS`` (``SUMMARY_CHARS`` characters: each tip and
+  routing cell is cut too); ``EMPTY`` when there is nothing.
 - ``MEMORY.md``: topic clusters, each a ``## Topic`` heading, an HTML comment block
   with ``rollout_files:`` (the pass records that contributed) and ``keywords:``, then
-  bullets; a cluster over ``CLUSTER_BULLETS`` bullets is split.
+  bullets; a cluster over ``CLUSTER_BULLETS`` bullets is split. Never over
+  ``MEMORY_BYTES`` (``engine.memory.handbook_rules.bound_memory_md``, whoever wrote it).
 - ``skills/<kebab-name>/SKILL.md``: front matter (``name``, ``description``,
   ``keywords``), ``# Skill: ...``, ``## When to Use``, ``## Procedure``, ``## Gotchas``,
   ``## Examples``.
@@ -29,6 +31,7 @@ from typing import Final
 
 import yaml
 
+from engine.memory.knowledge import cut_content
 from engine.memory.tokens import CHARACTERS, TokenCounter, cut_text
 from engine.world.safe_yaml import load_yaml
 
@@ -37,7 +40,15 @@ TIPS_MAX: Final = 80
 SUMMARY_TOKENS: Final = 5_000
 CHARS_PER_TOKEN: Final = 3
 """A cautious estimate (English prose runs about 4 characters a token)."""
+SUMMARY_CHARS: Final = SUMMARY_TOKENS * CHARS_PER_TOKEN
+"""memory_summary.md stays under this many characters (15,000)."""
+PROFILE_CHARS: Final = 3_000
+TIP_CHARS: Final = 400
+"""A tip at most (an entry's cap), a routing cell at most ``CELL_CHARS``."""
+CELL_CHARS: Final = 200
 CLUSTER_BULLETS: Final = 20
+MEMORY_BYTES: Final = 65_536
+"""MEMORY.md in UTF-8 bytes at most, after every write (its ``.prev`` too)."""
 EMPTY: Final = "No significant learnings consolidated yet."
 
 PROFILE: Final = "Profile"
@@ -114,7 +125,7 @@ def render_summary(profile: str, tips: list[str], routes: list[tuple[str, str, s
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.replace("|", "/").split())
+    return cut_content(text.replace("|", "/"), CELL_CHARS)
 
 
 def summary_problems(text: str) -> list[str]:
@@ -136,13 +147,15 @@ def routing_rows(text: str) -> list[tuple[str, str, str]]:
 
 
 def enforce_limits(text: str) -> str:
-    """memory_summary.md within its limits: the profile cut to ``PROFILE_WORDS`` words,
-    the tips to ``TIPS_MAX`` items, then tips (the last first) and routing rows dropped
-    until the whole is under ``SUMMARY_TOKENS``."""
+    """memory_summary.md within its limits: the profile cut to ``PROFILE_WORDS`` words
+    and ``PROFILE_CHARS`` characters, the tips to ``TIPS_MAX`` items of ``TIP_CHARS``
+    (routing cells ``CELL_CHARS``), then tips (the last first) and routing rows dropped
+    until the whole is under ``SUMMARY_TOKENS``: ``SUMMARY_CHARS`` characters at most."""
     found = sections(text)
     words = found.get(PROFILE, "").split()
-    profile = " ".join(words[:PROFILE_WORDS]) or EMPTY
-    tips = [t for t in numbered_items(found.get(TIPS, "")) if t.strip() != EMPTY][:TIPS_MAX]
+    profile = cut_content(" ".join(words[:PROFILE_WORDS]), PROFILE_CHARS) or EMPTY
+    tips = [cut_content(t, TIP_CHARS) for t in numbered_items(found.get(TIPS, ""))
+            if t.strip() != EMPTY][:TIPS_MAX]  # fmt: skip
     routes = routing_rows(text)
     rendered = render_summary(profile, tips, routes)
     while estimate_tokens(rendered) >= SUMMARY_TOKENS and (tips or routes):

@@ -5,13 +5,25 @@ One call: INIT when the agent has no handbook yet (from the pass records alone),
 INCREMENTAL when it has one (its files and the pass records since: merge, deduplicate
 keeping the more precise, prune what newer records contradict, keep the structure).
 The prompt names each record by its path, which MEMORY.md's ``rollout_files:`` cite.
+It fits its budget (``num_ctx`` less the reply, as the model's ``TokenCounter``
+counts) whatever the sizes: after the instructions, the existing memory_summary.md,
+MEMORY.md and skills, and the records together, share that one budget, each file
+and the records getting an equal share, and a part that needs less than its share
+leaving the rest to the others; a file over its share is cut to it (at its end, marked
+``…``); the records fill theirs newest first, the first that does not fit whole cut
+to what is left, the older left out and counted. No part is ever shown whole for
+being the newest. When even that cannot fit (the instructions alone, or no room for
+the newest record), ``HandbookPromptTooLong``: no call is made, and the rules write
+the handbook.
+
 The reply is seed 004's JSON object ``{memory_summary, memory_md, skills: [{name,
 skill_md}]}``, constrained by ``HANDBOOK_CONSTRAINT`` (a JSON schema for Ollama's
 ``format``, a bounded GBNF twin for the embedded model) and checked by
 ``read_handbook``: sections, comment blocks, kebab-case names, front matter. A reply
 that fails is asked once more, then the rules write the handbook
 (``engine.memory.handbook_rules``). Sizes are not a failure: ``enforce_limits`` cuts an
-oversized summary down and ``split_clusters`` splits a long cluster.
+oversized summary down, ``split_clusters`` splits a long cluster, and ``bound_memory_md``
+keeps MEMORY.md within ``MEMORY_BYTES``.
 """
 
 from __future__ import annotations
@@ -34,6 +46,7 @@ from engine.memory.handbook import (
     split_clusters,
     summary_problems,
 )
+from engine.memory.handbook_rules import bound_memory_md
 from engine.memory.json_reply import ReplyUnparseable, parse_json_reply
 from engine.memory.tokens import CHARACTERS, TokenCounter, cut_text, fits
 
@@ -55,12 +68,14 @@ def handbook_prompt(
     existing: Handbook | None,
     budget_chars: int,
     counter: TokenCounter = CHARACTERS,
+    older: int = 0,
 ) -> str:
-    """The prompt: the instructions for ``mode``, the existing files (INCREMENTAL), then
-    the pass ``records`` (path, text), the newest kept when they do not all fit in
-    ``budget_chars`` (as ``counter`` counts: characters, or the model's tokens). Over
-    it, each existing file is cut to its share first (``EXISTING_SHARE`` of the budget
-    in all), and a newest record that does not fit alone is cut to what is left."""
+    """The prompt within ``budget_chars`` as ``counter`` counts (characters, or the
+    model's tokens): the instructions for ``mode``, the existing files (INCREMENTAL),
+    then the pass ``records`` (path, text; oldest first; ``older`` more, older still,
+    not given). Everything after the instructions shares the one budget (see the
+    module). ``HandbookPromptTooLong`` when it cannot fit: the instructions alone, or no
+    room for the newest record."""
     who = " ".join(name.split())
     head = [
         f"You keep the handbook of {who}, a character in a text world (rooms joined by"
@@ -96,9 +111,31 @@ def handbook_prompt(
     ]
     tail = ["", CUE, ""]
     size = len if counter is CHARACTERS else counter.count
-    known = _existing(existing, budget_chars, counter) if existing is not None else []
-    room = budget_chars - _size(head, size) - _size(known, size) - _size(tail, size)
-    return "\n".join([*head, *known, *_records(records, room, size, counter), *tail])
+    documents = _documents(existing) if existing is not None else []
+    fixed = [*head, *tail, RECORDS_HEADING, f"({len(records) + older} older records are not shown)"]
+    room = budget_chars - _size(fixed, size)
+    for _ in range(FIT_TRIES):  # a tokenizer may count the whole above its parts
+        shown = _shared(documents, records, older, room, size, counter)
+        prompt = "\n".join([*head, *shown, *tail])
+        if not shown or room <= 0:
+            break
+        if fits(prompt, budget_chars, counter):
+            return prompt
+        room -= max(1, size(prompt) - budget_chars)
+    raise HandbookPromptTooLong(
+        f"the handbook prompt cannot fit in {budget_chars} tokens (num_ctx less the reply):"
+        f" its instructions take {_size([*head, *tail], size)}"
+    )
+
+
+class HandbookPromptTooLong(ValueError):
+    """The prompt cannot fit its budget (no call is made: the rules write the handbook)."""
+
+
+RECORDS_HEADING: Final = "## Pass records"
+MIN_PART: Final = 32
+"""Tokens a cut record shows at least (below, it is left out)."""
+FIT_TRIES: Final = 4
 
 
 def _mode_lines(mode: Mode, who: str) -> list[str]:
@@ -112,52 +149,67 @@ def _mode_lines(mode: Mode, who: str) -> list[str]:
     ]
 
 
-EXISTING_SHARE: Final = 1 / 2
-"""The most of the budget the existing files take in all (each cut to its part)."""
+def _documents(existing: Handbook) -> list[tuple[str, str]]:
+    """The existing files, (heading, text), in the order the prompt shows them."""
+    return [
+        ("## Existing memory_summary.md", existing.memory_summary.strip()),
+        ("## Existing MEMORY.md", existing.memory_md.strip()),
+        *((f"## Existing skill {name}", text.strip()) for name, text in existing.skills.items()),
+    ]
 
 
-def _existing(existing: Handbook, budget: int, counter: TokenCounter) -> list[str]:
-    """The existing files, each cut to its share of ``EXISTING_SHARE`` of ``budget``
-    when they do not all fit in it (the summary a quarter of it, MEMORY.md half, the
-    skills the last quarter between them)."""
-    documents = [("## Existing memory_summary.md", existing.memory_summary.strip(), 1 / 4),
-                 ("## Existing MEMORY.md", existing.memory_md.strip(), 1 / 2)]  # fmt: skip
-    skills = existing.skills.items()
-    documents += [(f"## Existing skill {skill}", text.strip(), 1 / (4 * len(skills)))
-                  for skill, text in skills]  # fmt: skip
-    whole = "\n".join(text for _, text, _ in documents)
-    share = int(budget * EXISTING_SHARE)
-    over = not fits(whole, share, counter)
-    lines: list[str] = []
-    for heading, text, part in documents:
-        shown = cut_text(text, max(1, int(share * part)), counter) if over else text
-        lines += [heading, shown, ""]
-    return lines
-
-
-def _records(
-    records: Sequence[tuple[str, str]], room: int, size: Callable[[str], int] = len,
-    counter: TokenCounter = CHARACTERS,
+def _shared(
+    documents: Sequence[tuple[str, str]], records: Sequence[tuple[str, str]], older: int,
+    room: int, size: Callable[[str], int], counter: TokenCounter,
 ) -> list[str]:  # fmt: skip
-    """The records that fit in ``room``, the newest kept first, in order; the newest cut
-    to the room when it does not fit alone."""
-    kept: list[list[str]] = []
-    used = _size(["## Pass records", "(999 older records are not shown)"], size)
-    for path, text in reversed(records):
-        block = [f"### {path}", text.strip(), ""]
-        if used + _size(block, size) > room:
-            if kept:
-                break
-            left = room - used - _size([block[0], ""], size) - 1
-            block[1] = cut_text(block[1], left, counter) if left > 0 else ""
-        kept.insert(0, block)
-        used += _size(block, size)
-    left_out = len(records) - len(kept)
+    """The existing files and the records within ``room``: each file, and the records
+    together, get an equal share of it, a part smaller than its share leaving the rest
+    to the others (``_shares``); a file over its share is cut to it; the records fill
+    theirs newest first, the first that does not fit whole cut to what is left (at
+    least ``MIN_PART``), the older left out and counted. [] when there are records and
+    not even the newest has room."""
+    blocks = [[heading, text, ""] for heading, text in documents]
+    newest_first = [[f"### {path}", text.strip(), ""] for path, text in reversed(records)]
+    costs = [_size(block, size) for block in blocks]
+    shares = _shares([*costs, sum(_size(b, size) for b in newest_first)], room)
+    lines: list[str] = []
+    for block, cost, share in zip(blocks, costs, shares, strict=False):
+        if cost > share:
+            left = share - _size([block[0], ""], size) - 1
+            block[1] = (
+                cut_text(block[1], left, counter) if left >= MIN_PART else "(too long to show)"
+            )
+        lines += block
+    left, kept = shares[-1], []
+    for block in newest_first:
+        cost = _size(block, size)
+        if cost > left:
+            text_room = left - _size([block[0], ""], size) - 1
+            if text_room >= MIN_PART:
+                kept.append([block[0], cut_text(block[1], text_room, counter), ""])
+            break
+        kept.append(block)
+        left -= cost
+    if records and not kept:
+        return []
+    left_out = len(records) - len(kept) + older
     note = [f"({left_out} older records are not shown)"] if left_out else []
-    return ["## Pass records", *note, *[line for block in kept for line in block]]
+    return [*lines, RECORDS_HEADING, *note, *(line for block in reversed(kept) for line in block)]
 
 
-def _size(lines: list[str], size: Callable[[str], int] = len) -> int:
+def _shares(costs: Sequence[int], room: int) -> list[int]:
+    """``room`` shared among ``costs``: equal shares, the parts that need less than
+    theirs taking what they need and leaving the rest to the others."""
+    shares = [0] * len(costs)
+    left, count = max(0, room), len(costs)
+    for index in sorted(range(len(costs)), key=lambda i: costs[i]):
+        shares[index] = min(costs[index], left // count)
+        left -= shares[index]
+        count -= 1
+    return shares
+
+
+def _size(lines: Sequence[str], size: Callable[[str], int] = len) -> int:
     return sum(size(line) + 1 for line in lines)
 
 
@@ -251,7 +303,7 @@ def read_handbook(text: str) -> Handbook:
         raise HandbookInvalid("; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else ""))
     return Handbook(
         memory_summary=enforce_limits(summary),
-        memory_md=split_clusters(memory.strip() + "\n"),
+        memory_md=bound_memory_md(split_clusters(memory.strip() + "\n")),
         skills=skills,
     )
 

@@ -3,7 +3,10 @@
 ``memory_summary.md``, ``MEMORY.md`` and ``skills/<kebab>/SKILL.md`` (seed 004's
 documents, ``engine.memory.handbook``), and ``handbook.json``, what the last write was
 (``HandbookState``: how it was made, which pass it consolidated through, the files it
-wrote). Everything written here is redacted first (``engine.memory.secrets``).
+wrote). Everything written here is redacted first (``engine.memory.secrets``), then
+bounded: MEMORY.md to ``MEMORY_BYTES`` (``engine.memory.handbook_rules.bound_memory_md``),
+memory_summary.md to its limits (``enforce_limits``, when it is over ``SUMMARY_CHARS``),
+whoever wrote them, and so is a file kept as ``.prev`` (one from before the bound).
 
 A write (``HandbookStore.write``) keeps the previous version of each file it replaces
 or removes as ``<file>.prev`` and records which files it created, so ``undo`` puts the
@@ -33,9 +36,13 @@ from engine.memory.handbook import (
     MEMORY_FILE,
     SKILL_FILE,
     SKILLS_FOLDER,
+    SUMMARY_CHARS,
     SUMMARY_FILE,
     Handbook,
+    enforce_limits,
+    summary_problems,
 )
+from engine.memory.handbook_rules import bound_memory_md
 from engine.memory.knowledge import Stamp
 from engine.memory.secrets import redact
 from engine.vault.files import atomic_write_text, fsync_folder, os_reason, read_json
@@ -196,8 +203,9 @@ class HandbookStore:
                 plan[f"{SKILLS_FOLDER}/{name}/{SKILL_FILE}"] = None
         for name, text in sorted(handbook.skills.items()):
             plan[f"{SKILLS_FOLDER}/{name}/{SKILL_FILE}"] = redact(text, allow_fiction=fiction)
-        plan[MEMORY_FILE] = redact(handbook.memory_md, allow_fiction=fiction)
-        plan[SUMMARY_FILE] = redact(handbook.memory_summary, allow_fiction=fiction)
+        plan[MEMORY_FILE] = bounded(MEMORY_FILE, redact(handbook.memory_md, allow_fiction=fiction))
+        summary = redact(handbook.memory_summary, allow_fiction=fiction)
+        plan[SUMMARY_FILE] = bounded(SUMMARY_FILE, summary)
         return plan
 
     def _begin(self, marker: Path, plan: dict[str, str | None]) -> set[str]:
@@ -221,7 +229,7 @@ class HandbookStore:
         path = self.folder / relative
         prev = path.with_name(path.name + PREV)
         if backup and path.exists() and not prev.exists():
-            atomic_write_text(prev, path.read_text(encoding="utf-8"))
+            atomic_write_text(prev, bounded(relative, path.read_text(encoding="utf-8")))
         if text is None:
             path.unlink(missing_ok=True)
             fsync_folder(path.parent)
@@ -274,6 +282,17 @@ class HandbookStore:
                 f"cannot undo the handbook in {self.folder}: {os_reason(exc)}"
             ) from exc
         return UndoneWrite(restored, removed)
+
+
+def bounded(relative: str, text: str) -> str:
+    """``text`` within the bound of the file ``relative`` names (see the module)."""
+    if relative == MEMORY_FILE:
+        return bound_memory_md(text)
+    if relative != SUMMARY_FILE or len(text) < SUMMARY_CHARS:
+        return text
+    if not summary_problems(text):
+        return enforce_limits(text)
+    return text[: SUMMARY_CHARS - 1].rsplit("\n", 1)[0] + "\n"  # not the three sections
 
 
 def _read(path: Path) -> str:
