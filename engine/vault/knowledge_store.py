@@ -453,5 +453,7 @@ def _write(path: Path, text: str) -> None:
 
 def _source_of(record: PassRecord) -> Source:
     """What a pass read, as its entries' ``source`` says it (the pass id is added on add)."""
-    ranges = [record.memories] if record.memories and record.memories[1] > record.memories[0] else []
+    ranges = (
+        [record.memories] if record.memories and record.memories[1] > record.memories[0] else []
+    )
     return Source(memories=ranges, notes=list(record.notes))
