@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from bench_common import (
@@ -122,8 +122,9 @@ def _record_factory() -> Callable[[int], MemoryRecord]:
     return make
 
 
-Figures = dict[str, float | dict[str, float]]
-"""A benchmark's figures; a nested object is printed as its parts (``select_ms.median``)."""
+Figures = Mapping[str, object]
+"""A benchmark's figures; a nested object is printed as its parts (``select_ms.median``,
+``sizes.100000.select_ms.median``)."""
 
 BENCHMARKS: dict[str, Callable[[], Figures]] = {
     "engine": bench_engine,
@@ -218,13 +219,19 @@ def main() -> int:
     return 0
 
 
-def _print_figures(name: str, figures: Figures) -> None:
+def _flat(figures: Figures, prefix: str = "") -> dict[str, float]:
+    """``figures`` with each nested object's parts as ``key.part`` (at any depth)."""
     flat: dict[str, float] = {}
     for key, value in figures.items():
-        if isinstance(value, dict):
-            flat.update({f"{key}.{part}": number for part, number in value.items()})
-        else:
-            flat[key] = value
+        if isinstance(value, Mapping):
+            flat.update(_flat(value, f"{prefix}{key}."))
+        elif isinstance(value, int | float):
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _print_figures(name: str, figures: Figures) -> None:
+    flat = _flat(figures)
     for key, value in flat.items():
         if not key.endswith(("_min", "_max")):
             spread = ""

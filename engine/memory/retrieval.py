@@ -29,10 +29,15 @@ reading, the agent's role.
   from the last 24 world hours that no section took is a recent finding.
 - **Selection** (``Index.select``): every eligible item (a place it may go, not
   excluded) by combined score, best first, no shortlist before; an item more than 80%
-  like one already chosen (rapidfuzz) is left out, the first kept; each item goes in
-  one place only; items are added until the next would pass the token budget.
+  like one already chosen (rapidfuzz) is left out, the first kept, and so is one whose
+  every sentence is more than 80% like a sentence already shown; an item with
+  something new shows without its sentences that repeat (a fact shows once, whether
+  it is kept as memories, a note, an entry or a past summary); each item goes in one
+  place only; items are added until the next would pass the token budget.
 - **The index** (``Index``, ``engine.memory.retrieval_index``) is changed item by item
   (``put``, ``remove``, ``sync``): a changed item costs its own update, not a rebuild.
+  Relevance, eligibility and BM25 are array operations over the postings of the
+  query's words; only the best items are put in order (``Index._ranked``).
 
 ``render`` gives the prompt's lines (seed 003's ``## Prior Knowledge Summary``, then
 the notes and past experiences), each section left out when empty; ``scores=True``
@@ -116,7 +121,7 @@ def related_agents(
         if not index:  # no items: nothing to match (most agents' banks, early on)
             continue
         positions = [p for p in index.matching(query) if index.at(p).kind in wanted]
-        top = max((relevance(index.counts[p], index.at(p), query) for p in positions),
+        top = max((relevance(index.counts(p), index.at(p), query) for p in positions),
                   default=0.0)  # fmt: skip
         if top >= threshold:
             best[name] = top
@@ -132,7 +137,7 @@ def render(selection: Selection, *, scores: bool = False) -> list[str]:
         return lines
 
     def shown(chosen: Chosen) -> str:
-        text = line(chosen.item)
+        text = chosen.line()
         return f"{text}  [{chosen.scores()}]" if scores else text
 
     by_place: dict[Place, list[Chosen]] = {}

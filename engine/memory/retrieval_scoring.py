@@ -1,6 +1,7 @@
 """Retrieval's pure parts (``engine.memory.retrieval`` says what they mean): words and
 their Snowball stems, items and queries, relevance, recency, the combined score, the
-classes and where an item goes in the prompt, and what a line costs."""
+classes and where an item goes in the prompt, what a line costs, and what repeats what
+a selection has shown (``Shown``: ``engine.memory.retrieval_index`` says how)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Final, Literal
+
+from rapidfuzz import fuzz, process
 
 from engine.memory.knowledge import KnowledgeType
 from engine.memory.wording import STOPWORDS, stem
@@ -52,10 +55,37 @@ _WORD: Final = re.compile(r"[^\W_]+")
 # --- words ---------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=16384)
-def _terms(text: str) -> tuple[str, ...]:
-    return tuple(stem(w) for w in _WORD.findall(text.casefold())
-                 if len(w) > 1 and w not in STOPWORDS)  # fmt: skip
+class _Stems(dict[str, str]):
+    """A word (casefolded) -> its stem, or "" for a word no term is made of (a letter, a
+    stopword), filled as words come: a text's stems are then looked up in C
+    (``map``), ``stem`` called once per word (emptied when it holds ``_STEMS_KEPT``)."""
+
+    def __missing__(self, word: str) -> str:
+        if len(self) >= _STEMS_KEPT:
+            self.clear()
+        found = self[word] = stem(word) if len(word) > 1 and word not in STOPWORDS else ""
+        return found
+
+
+_STEMS_KEPT: Final = 1 << 18
+_STEMS: Final = _Stems()
+
+
+_ASCII_WORDS: Final = bytes(c if chr(c).isalnum() and c < 128 else 32 for c in range(256))
+"""ASCII letters and digits as they are, every other byte a space: an ASCII text's words
+(``_WORD``'s) are its translation's split, twice as fast as the regular expression."""
+
+
+def _stems_of(text: str) -> tuple[str, ...]:
+    lowered = text.casefold()
+    if lowered.isascii():
+        words = lowered.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
+    else:
+        words = _WORD.findall(lowered)
+    return tuple(filter(None, map(_STEMS.__getitem__, words)))
+
+
+_terms: Final = lru_cache(maxsize=16384)(_stems_of)
 
 
 def terms(text: str) -> list[str]:
@@ -115,6 +145,13 @@ class Chosen:
     place: Place
     semantic: float | None = None
     """The cosine similarity with the situation, when the item had an embedding."""
+    text: str = ""
+    """The item's text as shown, when sentences of it that repeat what was shown before
+    are left out (``Shown``); "": its whole text."""
+
+    def line(self) -> str:
+        """The item as the prompt shows it (``line``)."""
+        return line(self.item, self.text or None)
 
     def scores(self) -> str:
         sem = f", sem {self.semantic:.2f}" if self.semantic is not None else ""
@@ -140,8 +177,9 @@ def topic_stems(topic: str) -> frozenset[str]:
 
 
 def item_terms(item: Item) -> tuple[str, ...]:
-    """The stems an item is found by: its text's, its topic's and its tags'."""
-    return _terms(" ".join([item.text, item.topic, *item.tags]))
+    """The stems an item is found by: its text's, its topic's and its tags' (not cached:
+    an item's stems are asked for once, when it is indexed)."""
+    return _stems_of(" ".join([item.text, item.topic, *item.tags]))
 
 
 def theirs(item: Item, query: Query, role: str) -> bool:
@@ -191,6 +229,7 @@ def _words(words: Iterable[str]) -> re.Pattern[str]:
 _FACT: Final = _words(FACT_WORDS)
 _GAP: Final = _words(GAP_WORDS)
 _HYPOTHESIS: Final = _words(HYPOTHESIS_WORDS)
+_INDICATORS: Final = (*FACT_WORDS, *GAP_WORDS, *HYPOTHESIS_WORDS)
 
 
 def classify(text: str, entry_type: KnowledgeType | None, relevance: float) -> Place | None:
@@ -198,12 +237,13 @@ def classify(text: str, entry_type: KnowledgeType | None, relevance: float) -> P
     if entry_type in HOW_TO_ACT:
         return "fact"
     lowered = text.casefold()
-    if _FACT.search(lowered):
-        return "fact"
-    if _GAP.search(lowered):
-        return "gap"
-    if _HYPOTHESIS.search(lowered):
-        return "hypothesis"
+    if any(word in lowered for word in _INDICATORS):  # else no pattern can match
+        if _FACT.search(lowered):
+            return "fact"
+        if _GAP.search(lowered):
+            return "gap"
+        if _HYPOTHESIS.search(lowered):
+            return "hypothesis"
     return by_relevance(relevance)
 
 
@@ -225,9 +265,10 @@ LINE_CHARS: Final = 320
 """An item's text as a line shows it, at most (a past summary can be long)."""
 
 
-def line(item: Item) -> str:
-    """An item as the prompt shows it (its text cut at a word past ``LINE_CHARS``)."""
-    text = " ".join(item.text.split())
+def line(item: Item, text: str | None = None) -> str:
+    """An item as the prompt shows it (its text, or ``text`` in its place, cut at a word
+    past ``LINE_CHARS``)."""
+    text = " ".join((item.text if text is None else text).split())
     if len(text) > LINE_CHARS:
         text = text[:LINE_CHARS].rsplit(" ", 1)[0] + "…"
     if item.kind == "note":
@@ -240,3 +281,90 @@ def line(item: Item) -> str:
 def estimate(text: str) -> int:
     """chars / 4, rounded up: a token estimate when the model's is not known."""
     return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))
+
+
+# --- near-duplicates -----------------------------------------------------------------
+
+
+COMPARED: int = 400
+"""The characters of two items' texts the near-duplicate check compares (a long past
+summary's opening says what it is about; comparing all of two long ones costs their
+lengths multiplied, for every item chosen)."""
+SENTENCE_CHARS: Final = 32
+"""A sentence whose words make fewer characters ("Bo nods.", "Tam arrives from the
+mill.") is not compared: it repeats at little cost, and an extractive past summary
+holds dozens of them, each compared with every sentence shown."""
+_SENTENCE: Final = re.compile(r"(?:(?<=[.!?…])|(?<=[.!?…][\"'”’)\]]))\s+|\n+")
+
+
+class Shown:
+    """What a selection has shown so far, for the near-duplicate check (see the module):
+    the texts of the items chosen (their first ``COMPARED`` characters) and the
+    sentences of their lines (each as its words, lower-cased)."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.pieces: list[str] = []
+        self._seen: set[str] = set()
+
+    def fresh(self, text: str) -> tuple[str, list[str]] | None:
+        """None when ``text`` (an item's) repeats what was shown; else the text to show
+        ("": all of it; else without its sentences that repeat one shown or one of its
+        own before them), and the words of the sentences compared that it shows, for
+        ``add``. Only the sentences its line shows are compared: those it is not cut
+        before (``LINE_CHARS``), the sentences left out not counted."""
+        whole, parts, keys, compared = _sentences(text)
+        if _repeats(whole, self.texts):
+            return None
+        if not compared:  # no sentence long enough to compare
+            return "", []
+        pieces, seen = self.pieces, self._seen
+        mark = len(pieces)  # its own sentences go on the list while they are compared
+        kept: list[str] = []
+        worded = False  # a sentence with words is kept
+        length = 0  # where the next sentence kept would begin in its line
+        for n, (part, key) in enumerate(zip(parts, keys, strict=True)):
+            if length >= LINE_CHARS:  # its line is cut before the rest: as they are
+                kept += parts[n:]
+                break
+            if len(key) >= SENTENCE_CHARS:
+                if key in seen or _repeats(key, pieces):
+                    continue
+                pieces.append(key)
+            kept.append(part)
+            worded = worded or bool(key)
+            length += len(part) + 1
+        shown = pieces[mark:]
+        del pieces[mark:]
+        if len(kept) == len(parts):
+            return "", shown
+        return (" ".join(kept), shown) if worded else None
+
+    def add(self, text: str, pieces: list[str]) -> None:
+        """An item with ``text`` was chosen, showing ``pieces`` (``fresh``'s)."""
+        self.texts.append(_sentences(text)[0])
+        self.pieces.extend(pieces)
+        self._seen.update(pieces)
+
+
+@lru_cache(maxsize=16384)
+def _sentences(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...], bool]:
+    """An item's text as the near-duplicate check compares it: its first ``COMPARED``
+    characters; its sentences (its lines, each split after a full stop, a question or an
+    exclamation mark) and the words of each, lower-cased; whether one of those is long
+    enough to compare (cached: the same items are looked at turn after turn)."""
+    parts = tuple(p for p in (" ".join(p.split()) for p in _SENTENCE.split(text.strip())) if p)
+    keys = tuple(" ".join(_WORD.findall(part.casefold())) for part in parts)
+    compared = any(len(key) >= SENTENCE_CHARS for key in keys)
+    return " ".join(text.split())[:COMPARED], parts, keys, compared
+
+
+def _repeats(text: str, chosen: list[str]) -> bool:
+    """``text`` (its first ``COMPARED`` characters) is more than ``DUPLICATE`` similar to
+    one of ``chosen`` (rapidfuzz's loop in C, each comparison cut short once it
+    cannot reach the mark)."""
+    if not chosen:
+        return False
+    found = process.extractOne(text[:COMPARED], chosen, scorer=fuzz.ratio,
+                               score_cutoff=DUPLICATE)  # fmt: skip
+    return found is not None and found[1] > DUPLICATE
