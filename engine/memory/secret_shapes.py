@@ -271,6 +271,8 @@ def pair_spans(text: str) -> list[Span]:
             or SYMBOL.search(value)
             or (not {"-", "_"} & set(value) and re.search(r"[a-z][0-9]|[0-9][a-z]", value))
         )  # "admin/fenlight2025"; not a slug, "feature/login-fix-2"
+        if _HEX.fullmatch(value) and len(value) >= 16:
+            continue  # "sha256:8950ab...": a digest, not a chosen password
         if value_like(value) and mixed and not ADDRESS.search(value) and "\\" not in value:
             start = match.start("value")
             found.append((start, start + len(value)))
