@@ -86,9 +86,9 @@ def routing(vault: Vault, character: Character) -> Routing:
     entries: dict[str, tuple[str, ...]] = {}
     clusters = cluster_keywords(handbook.memory_md)
     for topic, body in sections(handbook.memory_md).items():
-        words = (topic, *clusters.get(topic, []), *topics.get(topic, []))
+        found = (topic, *clusters.get(topic, []), *topics.get(topic, []))
         for bullet in _BULLET.finditer(body):
-            entries[_key(bullet[1])] = words
+            entries[_key(bullet[1])] = found
     return Routing({k: tuple(v) for k, v in skills.items()}, entries)
 
 
