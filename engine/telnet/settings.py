@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.errors import VaultError
 from engine.vault.files import read_front_matter, write_front_matter
@@ -45,12 +45,17 @@ Limits for `mudsim serve` (and `mudsim run --telnet`), which MUD clients connect
 - `model_call_role` (builder): the role a player needs to run commands that spend
   model calls (`@consolidate`, `dream`, `@compact-memories`); below it, a player may run
   `model_calls_per_hour` (0) of them an hour.
-- `login_seconds` (120): time to finish logging in.
+- `login_seconds` (30, at most 60: a larger value is read as 60): time to finish
+  logging in; a connection that has not logged in by then is closed.
 - `max_output_kb` (512): text waiting to reach a client that reads too slowly; past it
   the connection is closed.
 
 The longest line a client may send is `max_command_chars` in `limits.md`.
 """
+
+
+LOGIN_SECONDS_MOST: Final = 60.0
+"""The longest ``login_seconds`` may be (issue 45: slow pre-login connections hold slots)."""
 
 
 class TelnetConfig(BaseModel):
@@ -78,10 +83,17 @@ class TelnetConfig(BaseModel):
     """The role that may run commands spending model calls (@consolidate, dream, ...)."""
     model_calls_per_hour: int = Field(default=0, ge=0)
     """How many of those a player below ``model_call_role`` may run an hour."""
-    login_seconds: float = Field(default=120.0, gt=0, allow_inf_nan=False)
-    """Time to finish logging in."""
+    login_seconds: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    """Time to finish logging in (at most ``LOGIN_SECONDS_MOST``: a connection that has not
+    logged in holds a slot, so a larger value, such as an older vault's 120, is read as
+    the most)."""
     max_output_kb: int = Field(default=512, ge=1)
     """Text waiting for a client that reads too slowly; past it the connection is closed."""
+
+    @field_validator("login_seconds")
+    @classmethod
+    def _at_most(cls, seconds: float) -> float:
+        return min(seconds, LOGIN_SECONDS_MOST)
 
     @property
     def idle_seconds(self) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from pathlib import Path
 
 import pytest
 from telnet_client import Client, Opener, eventually, plain, serving
@@ -14,7 +15,7 @@ from telnet_client import Client, Opener, eventually, plain, serving
 from engine.commands.result import Result
 from engine.sim.simulation import Simulation
 from engine.telnet.server import MudServer
-from engine.telnet.settings import TelnetConfig
+from engine.telnet.settings import TelnetConfig, load_config
 
 
 def _said(sim: Simulation, who: str) -> list[str]:
@@ -114,6 +115,17 @@ async def test_logging_in_too_slowly_closes_the_connection(sim: Simulation) -> N
     async with serving(sim, config=TelnetConfig(login_seconds=0.5)) as server:
         client = await Client.open(server.port)
         assert "Logging in took too long; goodbye." in await client.closed()
+
+
+def test_login_seconds_default_to_30_and_are_at_most_60(tmp_path: Path) -> None:
+    """Issue 45: a connection that has not logged in holds a slot, so the time it may take
+    is short; an older vault's ``login_seconds: 120`` is read as 60."""
+    assert TelnetConfig().login_seconds == 30
+    assert TelnetConfig(login_seconds=120).login_seconds == 60
+    path = tmp_path / "config" / "telnet.md"
+    path.parent.mkdir()
+    path.write_text("---\nlogin_seconds: 120\n---\n# Telnet\n")
+    assert load_config(tmp_path).login_seconds == 60
 
 
 async def test_bad_telnet_and_binary_garbage_never_reach_the_parser(
