@@ -9,7 +9,9 @@
   with each failure (at most ``longest``), however many connections it opens: each
   attempt takes the address's next free slot. A failed guess against an account that
   has failed ``free`` times is answered after the same delay; a right password is never
-  held for the account's sake, so guesses elsewhere never slow its owner down.
+  held for the account's sake, so guesses elsewhere never slow its owner down. A
+  success resets nothing (issue 45: logging in as one's own account between guesses at
+  another's kept an address unslowed): failures are forgotten only with time.
 
 Both forget what they count ``forget_after`` seconds after the last event and keep at
 most ``remember`` addresses (the oldest go first), so a flood of addresses costs
@@ -168,9 +170,3 @@ class LoginThrottle:
         self._by_address.set(address, self.failures(address) + 1)
         if account is not None:
             self._by_account.set(account.casefold(), self.account_failures(account) + 1)
-
-    def succeeded(self, address: str, account: str | None = None) -> None:
-        self._by_address.drop(address)
-        self._next_answer.drop(address)
-        if account is not None:
-            self._by_account.drop(account.casefold())

@@ -154,7 +154,6 @@ async def _attempt(conn: Client, desk: Desk, name: str) -> LoggedIn | bool | Non
         await desk.sleep(slower)
         conn.notice(WRONG)
         return False
-    desk.throttle.succeeded(conn.address, account.name)
     return LoggedIn(account, character)
 
 

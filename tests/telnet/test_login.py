@@ -160,6 +160,38 @@ async def test_twenty_connections_guessing_from_one_address_never_slow_a_right_p
         client.close()
 
 
+async def test_logging_in_as_ones_own_account_resets_no_failures(
+    slow_server: MudServer, sleeps: list[float], held: asyncio.Event
+) -> None:
+    """Issue 45: three wrong guesses at Pat, then a login as one's own account (Pip),
+    repeated, gave 25 guesses a minute never slowed: a success reset the address."""
+    for _ in range(5):  # five failures from this address, answered at once
+        guesser = await Client.open(slow_server.port)
+        await guesser.until("Name: ")
+        guesser.send("Pat")
+        await guesser.until("Password: ")
+        guesser.send("wrong-password")
+        await guesser.until("Wrong name or password.")
+        guesser.close()
+    assert sleeps == [0.0] * 10
+    own = await Client.open(slow_server.port)
+    login = asyncio.ensure_future(own.login("Pip"))  # its own right password...
+    await eventually(lambda: len(sleeps) == 11)
+    assert sleeps[10] == pytest.approx(2.0)  # ...waits its address's slot
+    held.set()
+    await login
+    again = await Client.open(slow_server.port)
+    await again.until("Name: ")
+    again.send("Pat")
+    await again.until("Password: ")
+    again.send("another-wrong-password")
+    await eventually(lambda: len(sleeps) == 12)
+    assert sleeps[11] > 0  # the success reset nothing: the next guess still waits
+    held.set()
+    for client in (own, again):
+        client.close()
+
+
 async def test_a_second_login_with_the_password_takes_the_character_over(
     connect: Opener, server: MudServer
 ) -> None:
