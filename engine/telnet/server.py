@@ -17,8 +17,9 @@ one per character: a second login with the password takes the character over and
 closes the first connection. When a session ends, the world is saved (where the
 player stood) and the others in the room are told.
 
-Limits: ``max_connections`` at once (logged in or not; one more is told the world is
-full), ``idle_minutes`` of silence (telnetlib3's timer), the vault's line limit,
+Limits: ``max_connections`` players at once (one more for an admin; one more player is
+told the world is full), connections logging in counted apart and capped, the longest
+waiting making room (``engine.telnet.waiting_room``), ``idle_minutes`` of silence (telnetlib3's timer), the vault's line limit,
 ``commands_per_s``; see ``engine.telnet.settings``.
 """
 
@@ -51,6 +52,7 @@ from engine.telnet.payloads import mssp
 from engine.telnet.protocol import MudProtocol, protocol_for, quiet_protocol_errors
 from engine.telnet.session import Session
 from engine.telnet.settings import ServeOptions, TelnetConfig, load_config
+from engine.telnet.waiting_room import EVICTED, WaitingRoom
 from engine.vault.accounts import AccountStore
 from engine.vault.bans import Ban, BanStore
 from engine.vault.run_log import FORMAT
@@ -81,10 +83,15 @@ class MudServer:
         """What rate limits count time by (tests pass their own)."""
         self.max_line = sim.settings.limits.max_command_chars
         config = self.config
-        self.gate = ConnectionGate(clock, total=config.max_connections,
+        self.gate = ConnectionGate(clock, total=config.max_connections + 1 + config.logging_in_most,
                                    per_address=config.max_per_address,
                                    new_per_minute=config.new_connections_per_minute)  # fmt: skip
-        """Connections by address, telnet's and the web's together."""
+        """Connections by address, telnet's and the web's together: the players (one more
+        for an admin) and those logging in."""
+        self.waiting: WaitingRoom[Client] = WaitingRoom(
+            config.logging_in_most, config.max_logging_in_per_address, clock
+        )
+        """The clients in the login dialogue (``engine.telnet.waiting_room``)."""
         throttle = LoginThrottle(clock, free=config.login_free_failures,
                                  first=config.login_delay_s)  # fmt: skip
         self.bans = BanStore(sim.vault.root)
@@ -175,12 +182,27 @@ class MudServer:
             banned = None
         if banned is not None:
             return "Your address is banned from this world."
+        if (busy := self._make_room(address)) is not None:
+            return busy
         refused = self.gate.admit(address)
         if refused is None:
             return None
         if refused.first:
             log.warning("turned away a connection from %s: %s", address, refused.text)
         return refused.text
+
+    def _make_room(self, address: str) -> str | None:
+        """None when a connection from ``address`` may start logging in (the one that has
+        waited longest closed to make room when every place is taken); else why not."""
+        playing = [s.conn.address for s in self.sessions.values()]
+        refused, victim = self.waiting.admit(
+            address, logging_in=self.gate.open - len(playing),
+            mine=self.gate.open_from(address) - playing.count(address),
+        )  # fmt: skip
+        if victim is not None:
+            log.info("closed a connection logging in from %s to make room", victim.address)
+            victim.close(EVICTED)
+        return refused
 
     def left_address(self, address: str) -> None:
         """A connection ``admit_address`` let in is gone."""
@@ -215,6 +237,7 @@ class MudServer:
         """The login dialogue, then the session, until the client leaves (never raises:
         a failure is logged and the client told). ``admit_address`` first."""
         self.connections.add(conn)
+        self.waiting.enter(conn, conn.address)
         try:
             try:
                 async with asyncio.timeout(self.config.login_seconds):
@@ -222,7 +245,12 @@ class MudServer:
             except TimeoutError:
                 conn.close("Logging in took too long; goodbye.")
                 return
+            finally:
+                self.waiting.leave(conn)
             if who is None or conn.closed or self.stopping:
+                return
+            if (full := self._full_for(who)) is not None:
+                conn.close(full)
                 return
             session = self._enter(who, conn)
             try:
@@ -235,6 +263,16 @@ class MudServer:
         finally:
             self.connections.discard(conn)
             conn.close()
+
+    def _full_for(self, who: LoggedIn) -> str | None:
+        """Why ``who`` may not play now (the world holds ``max_connections`` players, and
+        one more for an admin), or None; taking over one's own character always may."""
+        if who.character is not None and who.character.id in self.sessions:
+            return None
+        most = self.config.max_connections + (who.account.role == Role.ADMIN)
+        if len(self.sessions) < most:
+            return None
+        return f"The world is full ({self.config.max_connections} players); try again later."
 
     def _enter(self, who: LoggedIn, conn: Client) -> Session:
         """The session for who logged in: their character made, given its account's role

@@ -27,8 +27,13 @@ _BODY = """\
 
 Limits for `mudsim serve` (and `mudsim run --telnet`), which MUD clients connect to.
 
-- `max_connections` (50): connections at once, logged in or not; one more is told the
-  world is full and closed.
+- `max_connections` (50): players logged in at once (one more for an admin); one more
+  is told the world is full and closed.
+- `max_logging_in` (a quarter of `max_connections`, at least 2) and
+  `max_logging_in_per_address` (3): connections that have not logged in yet, in all and
+  from one address. When every place is taken, the connection that has waited longest,
+  from the address holding the most, is closed to make room: connections that never log
+  in cannot keep a player out.
 - `max_per_address` (5): connections at once from one address; one more is told why
   and closed.
 - `new_connections_per_minute` (20): new connections one address may open a minute.
@@ -64,7 +69,12 @@ class TelnetConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_connections: int = Field(default=50, ge=1)
-    """Connections at once, telnet's and the web page's, logged in or not."""
+    """Players logged in at once, telnet's and the web page's (one more for an admin)."""
+    max_logging_in: int | None = Field(default=None, ge=1)
+    """Connections that have not logged in yet, at once (None: a quarter of
+    ``max_connections``, at least 2)."""
+    max_logging_in_per_address: int = Field(default=3, ge=1)
+    """Connections from one address that have not logged in yet, at once."""
     max_per_address: int = Field(default=5, ge=1)
     """Connections at once from one address."""
     new_connections_per_minute: float = Field(default=20.0, gt=0, allow_inf_nan=False)
@@ -94,6 +104,11 @@ class TelnetConfig(BaseModel):
     @classmethod
     def _at_most(cls, seconds: float) -> float:
         return min(seconds, LOGIN_SECONDS_MOST)
+
+    @property
+    def logging_in_most(self) -> int:
+        """How many connections may be logging in at once (``max_logging_in``)."""
+        return self.max_logging_in or max(2, self.max_connections // 4)
 
     @property
     def idle_seconds(self) -> int:

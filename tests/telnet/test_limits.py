@@ -84,19 +84,29 @@ async def test_past_the_queue_lines_are_dropped_with_one_notice(sim: Simulation)
         client.close()
 
 
-async def test_one_connection_past_max_connections_is_told_and_closed(sim: Simulation) -> None:
-    async with serving(sim, config=TelnetConfig(max_connections=2)) as server:
-        first, second = await Client.open(server.port), await Client.open(server.port)
-        await first.until("Name: ")
-        await second.until("Name: ")
-        third = await Client.open(server.port)
-        assert "The world is full (2 connections); try again later." in await third.closed()
-        first.close()
-        await eventually(lambda: server.gate.open == 1)
-        fourth = await Client.open(server.port)
-        await fourth.login("Pat")
-        for client in (second, fourth):
-            client.close()
+async def test_one_player_past_max_connections_is_told_and_an_admin_still_comes_in(
+    sim: Simulation,
+) -> None:
+    """Issue 45: ``max_connections`` counts players; one place more is kept for an admin,
+    and connections logging in count apart (``waiting_room``)."""
+    async with serving(sim, config=TelnetConfig(max_connections=1)) as server:
+        pip = await Client.open(server.port)
+        await pip.login("Pip")
+        bea = await Client.open(server.port)
+        await bea.until("Name: ")
+        bea.send("Bea")
+        await bea.until("Password: ")
+        bea.send("bea-password")
+        assert "The world is full (1 players); try again later." in plain(await bea.closed())
+        pat = await Client.open(server.port)
+        await pat.login("Pat")  # the admin's place
+        assert sorted(server.sessions) == ["pat", "pip"]
+        pip.close()
+        pat.close()
+        await eventually(lambda: not server.sessions)
+        again = await Client.open(server.port)
+        await again.login("Bea")
+        again.close()
 
 
 async def test_an_idle_connection_is_closed_and_its_character_stays(sim: Simulation) -> None:

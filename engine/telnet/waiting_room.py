@@ -1,0 +1,82 @@
+"""Connections that have not logged in yet (issue 45): cheap, capped, and never able to
+keep an account out.
+
+A connection holds a place in the waiting room from the moment it is let in until it
+logs in or goes. There are at most ``most`` places (``max_logging_in``: a quarter of
+``max_connections`` unless set), at most ``per_address`` of them from one address
+(``max_logging_in_per_address``), and each is held ``login_seconds`` at most. When every
+place is taken, a new connection is not turned away: the connection that has waited
+longest, from the address holding the most places, is closed to make room
+(``make_room``). So ten addresses that open connections and never log in, retrying as
+soon as they are closed, only ever push each other out; a player connecting among them
+has the seconds it takes the attackers to fill the room again to type a name and a
+password (a connection is let in within one retry).
+
+Logged-in players count apart, against ``max_connections``, with one place more kept
+for an admin (``MudServer`` checks it as a login completes).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Final, Generic, TypeVar
+
+EVICTED: Final = "Too many connections are logging in; yours waited longest. Try again."
+
+
+C = TypeVar("C")
+
+
+class WaitingRoom(Generic[C]):
+    """The connections logging in, with when each came (``C``: a client with an
+    ``address``)."""
+
+    def __init__(self, most: int, per_address: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+        self.most, self.per_address, self.clock = most, per_address, clock
+        self._since: dict[C, float] = {}
+        self._address: dict[C, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._since)
+
+    def enter(self, client: C, address: str) -> None:
+        self._since.setdefault(client, self.clock())
+        self._address[client] = address
+
+    def leave(self, client: C) -> None:
+        self._since.pop(client, None)
+        self._address.pop(client, None)
+
+    def from_address(self, address: str) -> int:
+        return sum(1 for a in self._address.values() if a == address)
+
+    def admit(self, address: str, *, logging_in: int, mine: int) -> tuple[str | None, C | None]:
+        """Whether a new connection from ``address`` may start logging in, when
+        ``logging_in`` connections are (``mine`` of them from ``address``, those still
+        negotiating counted): (why not, None), or (None, who to close to make room, or
+        None when there is room)."""
+        if mine >= self.per_address:
+            return (f"Too many connections from your address are logging in (at most "
+                    f"{self.per_address} at once); finish one first.", None)  # fmt: skip
+        if logging_in < self.most:
+            return None, None
+        victim = self.victim()
+        if victim is None:
+            return "Too many connections are logging in; try again in a moment.", None
+        self.leave(victim)
+        return None, victim
+
+    def victim(self) -> C | None:
+        """Who makes room: the longest waiting connection of the address holding the most
+        places (None: nobody waits)."""
+        if not self._since:
+            return None
+        counts = Counter(self._address.values())
+        busiest = max(counts.values())
+        return min(
+            (c for c, a in self._address.items() if counts[a] == busiest),
+            key=lambda c: self._since[c],
+        )
