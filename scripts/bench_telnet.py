@@ -93,7 +93,9 @@ async def _serve(folder: Path, url: str) -> None:
             events.append((time.monotonic(), event.room_id, event.text))
 
     sim.listeners.append(note)
-    server = MudServer(sim, ServeOptions(port=0), config=TelnetConfig())
+    server = MudServer(
+        sim, ServeOptions(port=0), config=TelnetConfig(max_logging_in=PLAYERS)
+    )  # (all log in at once)
     await server.start()
     print(f"READY {server.port}", flush=True)
     loop = asyncio.get_running_loop()
