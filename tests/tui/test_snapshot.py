@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from tui_scenes import GatedModel, hall_app, hold_work
+from tui_scenes import GatedModel, hall_app, hold_work, status_text, until
 
 from engine.config import LLMConfig
 from engine.llm.connect import build_dispatcher, choose_llm
@@ -61,7 +61,8 @@ def test_stopping_with_work_in_flight(tmp_path: Path, snap_compare: Callable[...
         await hold_work(app, model, pilot)
         app.clock = lambda: 100.0  # a stopped clock: a slow machine must not show 29 s
         await pilot.press("q")
-        await pilot.pause(0.3)
+        await until(lambda: status_text(app).startswith("Stopping"))  # (a fixed 0.3 s
+        await pilot.pause()  # was too short on a loaded CI machine)
 
     try:
         assert snap_compare(app, terminal_size=(80, 24), run_before=stop_with_work_in_flight)
