@@ -62,7 +62,8 @@ def test_stopping_with_work_in_flight(tmp_path: Path, snap_compare: Callable[...
         app.clock = lambda: 100.0  # a stopped clock: a slow machine must not show 29 s
         await pilot.press("q")
         await until(lambda: status_text(app).startswith("Stopping"))  # (a fixed 0.3 s
-        await pilot.pause()  # was too short on a loaded CI machine)
+        await pilot.wait_for_scheduled_animations()  # was too short on a loaded CI
+        await pilot.pause(0.3)  # machine: the log had not scrolled to its end)
 
     try:
         assert snap_compare(app, terminal_size=(80, 24), run_before=stop_with_work_in_flight)
