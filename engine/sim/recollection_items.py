@@ -69,23 +69,24 @@ _BULLET = re.compile(r"^- +(.+?)(?: \((?:skill|fact|procedure|observation|mistak
 def routing(vault: Vault, character: Character) -> Routing:
     """The routing index of ``character``'s handbook as it is on disk (see the module);
     empty when there is none or it does not read."""
-    try:
-        handbook = vault.handbook(character.folder).read()
+    store = vault.handbook(character.folder)
+    try:  # its two files only: the skills are read as items already
+        summary, memory_md = store.summary_text(), store.memory_text()
     except VaultError:
         return Routing()
-    if handbook is None:
+    if summary is None:
         return Routing()
     skills: dict[str, list[str]] = {}
     topics: dict[str, list[str]] = {}
-    for topic, location, keywords in routing_rows(handbook.memory_summary):
+    for topic, location, keywords in routing_rows(summary):
         words = [topic, *(k.strip() for k in keywords.split(",") if k.strip())]
         if (skill := _SKILL_LOCATION.search(location)) is not None:
             skills.setdefault(skill[1], []).extend(words)
         elif (cluster := _MEMORY_LOCATION.search(location)) is not None:
             topics.setdefault(cluster[1].strip(), []).extend(words)
     entries: dict[str, tuple[str, ...]] = {}
-    clusters = cluster_keywords(handbook.memory_md)
-    for topic, body in sections(handbook.memory_md).items():
+    clusters = cluster_keywords(memory_md)
+    for topic, body in sections(memory_md).items():
         found = (topic, *clusters.get(topic, []), *topics.get(topic, []))
         for bullet in _BULLET.finditer(body):
             entries[_key(bullet[1])] = found

@@ -50,9 +50,6 @@ class WaitingRoom(Generic[C]):
         self._since.pop(client, None)
         self._address.pop(client, None)
 
-    def from_address(self, address: str) -> int:
-        return sum(1 for a in self._address.values() if a == address)
-
     def admit(self, address: str, *, logging_in: int, mine: int) -> tuple[str | None, C | None]:
         """Whether a new connection from ``address`` may start logging in, when
         ``logging_in`` connections are (``mine`` of them from ``address``, those still

@@ -126,6 +126,11 @@ class HandbookStore:
             self._cached = (version, _read(self.summary_path))
         return self._cached[1]
 
+    def memory_text(self) -> str:
+        """MEMORY.md ("" when there is none)."""
+        path = self.folder / MEMORY_FILE
+        return _read(path) if path.is_file() else ""
+
     def skills(self) -> list[str]:
         """The skills' names, sorted."""
         folder = self.folder / SKILLS_FOLDER
