@@ -96,7 +96,17 @@ def random_looking(token: str) -> bool:
     if len(core) >= 32 and digits * 4 >= len(core):
         return True  # a long run, a quarter of it digits: no word is written so
     upper, lower = any(c.isupper() for c in core), any(c.islower() for c in core)
-    return upper and lower and len(set(core)) >= 10 and not _wordy(core)
+    return upper and lower and len(set(core)) >= 10 and not _wordy(core) and not tag_like(core)
+
+
+_TAG_WORD = re.compile(r"[A-Z]?[a-z]{4,}")
+
+
+def tag_like(value: str) -> bool:
+    """Parts joined by ``-``, ``_`` or ``.`` with a word among them: a model's tag or a
+    name ("7b-instruct-q4_K_M", "Llama-3.2-1B-Instruct-GGUF"), not a key or a password."""
+    parts = re.split(r"[-_.]", value)
+    return len(parts) >= 2 and any(_TAG_WORD.fullmatch(part) for part in parts)
 
 
 def _wordy(core: str) -> bool:
@@ -273,6 +283,8 @@ def pair_spans(text: str) -> list[Span]:
         )  # "admin/fenlight2025"; not a slug, "feature/login-fix-2"
         if _HEX.fullmatch(value) and len(value) >= 16:
             continue  # "sha256:8950ab...": a digest, not a chosen password
+        if tag_like(value):
+            continue  # "qwen2.5:7b-instruct-q4_K_M": a model's tag
         if value_like(value) and mixed and not ADDRESS.search(value) and "\\" not in value:
             start = match.start("value")
             found.append((start, start + len(value)))

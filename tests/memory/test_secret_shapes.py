@@ -43,6 +43,7 @@ def test_each_shape_and_told_value_is_redacted(text: str, gone: str) -> None:
         "# Knowledge pass 20261121-101500",
         "id 0f8fad5b-d9cb-469f-a165-70867728950e",
         "model digest sha256:8950abfda7b727630760dd35bcf5c3daa7631aff223a90f7728c0d2521dde10c",
+        "model qwen2.5:7b-instruct-q4_K_M, then hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M",
         "Reverted 9fceb02d0ae598e95dc970b74767f19372d61af8 on Monday.",
         "See ~/.ssh/id_ed25519.pub and C:\\Users\\bo\\notes.txt",
         "Merge branch feature/login-fix-2 into main.",
