@@ -4,14 +4,15 @@
   one address and ``new_per_minute`` new ones a minute from it (a token bucket), at most
   ``total`` in all. A refusal says why, in one line for the client; ``Refused.first``
   says whether the log should hear of it (once per address until it is let in again).
-- ``LoginThrottle``: failed logins by address and by account. From an address's
-  ``free``-th failure on, its answers come at most one every ``first`` seconds, doubling
-  with each failure (at most ``longest``), however many connections it opens: each
-  attempt takes the address's next free slot. A failed guess against an account that
-  has failed ``free`` times is answered after the same delay; a right password is never
-  held for the account's sake, so guesses elsewhere never slow its owner down. A
-  success resets nothing (issue 45: logging in as one's own account between guesses at
-  another's kept an address unslowed): failures are forgotten only with time.
+- ``LoginThrottle``: failed logins by address and by name typed, and when the next
+  password check of each may start. After ``free`` failures a check starts ``first``
+  seconds after the last one ended, doubling with each failure (at most ``longest``),
+  however many connections ask; the address and the name each keep their own schedule
+  and a check waits for both. A success resets nothing (issue 45: logging in as one's
+  own account between guesses at another's kept an address unslowed): failures are
+  forgotten only with time. ``most_failed_checks`` is the schedule's bound, as
+  ``docs/how-to/serve.md`` states it. Who is checked next, and when, is
+  ``engine.telnet.password_checks``.
 
 Both forget what they count ``forget_after`` seconds after the last event and keep at
 most ``remember`` addresses (the oldest go first), so a flood of addresses costs
@@ -20,6 +21,7 @@ bounded memory.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -128,7 +130,8 @@ class ConnectionGate:
 
 
 class LoginThrottle:
-    """Failed logins by address and by account (see the module)."""
+    """Failed logins by address and by name, and when each may next have a password
+    checked (see the module). ``engine.telnet.password_checks`` asks it."""
 
     def __init__(self, clock: Clock = time.monotonic, *, free: int = 5, first: float = 2.0,
                  longest: float = 60.0, forget_after: float = 900.0,
@@ -136,37 +139,51 @@ class LoginThrottle:
         self.clock = clock
         self.free, self.first, self.longest = free, first, longest
         self._by_address: _Recent[int] = _Recent(clock, forget_after, remember)
-        self._by_account: _Recent[int] = _Recent(clock, forget_after, remember)
-        self._next_answer: _Recent[float] = _Recent(clock, forget_after, remember)
-        """address -> when its next answer may come (the slot the last attempt took)."""
+        self._by_name: _Recent[int] = _Recent(clock, forget_after, remember)
+        self._address_next: _Recent[float] = _Recent(clock, forget_after, remember)
+        self._name_next: _Recent[float] = _Recent(clock, forget_after, remember)
+        """address or name -> when its next check may start."""
 
     def failures(self, address: str) -> int:
         return self._by_address.get(address) or 0
 
-    def account_failures(self, account: str) -> int:
-        return self._by_account.get(account.casefold()) or 0
+    def name_failures(self, name: str) -> int:
+        return self._by_name.get(name.casefold()) or 0
 
     def interval(self, failures: int) -> float:
-        """Seconds between answers after ``failures`` failures (0 before ``free``)."""
+        """Seconds from one check's end to the next one's start after ``failures``
+        failures (0 before ``free``; then ``first``, doubling, at most ``longest``)."""
         over = failures - self.free
         return 0.0 if over < 0 else min(self.longest, self.first * 2.0**over)
 
-    def answer_wait(self, address: str) -> float:
-        """Seconds this attempt from ``address`` waits before it is answered: it takes
-        the address's next free slot, so parallel attempts are answered one by one."""
-        interval = self.interval(self.failures(address))
-        if interval == 0.0:
-            return 0.0
-        now = self.clock()
-        answer_at = max(now, self._next_answer.get(address) or now) + interval
-        self._next_answer.set(address, answer_at)
-        return answer_at - now
+    def ready_at(self, address: str, name: str) -> float:
+        """When a check of a password typed for ``name`` from ``address`` may start
+        (-inf: at once)."""
+        slots = (self._address_next.get(address), self._name_next.get(name.casefold()))
+        return max((slot for slot in slots if slot is not None), default=-math.inf)
 
-    def failure_wait(self, account: str | None) -> float:
-        """Seconds a failed guess against ``account`` waits before its answer."""
-        return 0.0 if account is None else self.interval(self.account_failures(account))
+    def checked(self, address: str, name: str, *, failed: bool) -> None:
+        """A check from ``address`` for ``name`` ended (``failed``: it was refused): the
+        failures grow, and the next check of each waits its interval from now. A success
+        resets nothing."""
+        key, now = name.casefold(), self.clock()
+        if failed:
+            self._by_address.set(address, self.failures(address) + 1)
+            self._by_name.set(key, self.name_failures(key) + 1)
+        self._address_next.set(address, now + self.interval(self.failures(address)))
+        self._name_next.set(key, now + self.interval(self.name_failures(key)))
 
-    def failed(self, address: str, account: str | None = None) -> None:
-        self._by_address.set(address, self.failures(address) + 1)
-        if account is not None:
-            self._by_account.set(account.casefold(), self.account_failures(account) + 1)
+
+def most_failed_checks(seconds: float, throttle: LoginThrottle) -> int:
+    """The most failed checks against one name (or from one address) ``throttle`` lets
+    run in any ``seconds`` (up to its ``forget_after``): the first ``free`` (at least
+    one) at once, then one after each wait that fits: ``first``, ``2 * first``, ``4 *
+    first`` ... (each at most ``longest``). Checks that succeed only wait too."""
+    count = max(1, throttle.free)
+    spent = throttle.interval(count)
+    if spent <= 0.0:
+        raise ValueError("with no delay the checks are not bounded")
+    while spent <= seconds:
+        count += 1
+        spent += throttle.interval(count)
+    return count

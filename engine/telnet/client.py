@@ -29,6 +29,10 @@ class Client(Protocol):
     colour: bool
     """Whether text goes out coloured (``@color`` switches it)."""
 
+    @property
+    def gone(self) -> bool:
+        """Closed, by the server or by the client (its side of the connection ended)."""
+
     async def read_line(self) -> Received:
         """The next line the client sent (see ``Received``)."""
 

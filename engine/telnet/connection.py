@@ -64,6 +64,10 @@ class Connection:
     def width(self) -> int:
         return wrap_width(self.writer.get_extra_info("cols"))
 
+    @property
+    def gone(self) -> bool:
+        return self.closed or self.writer.is_closing()
+
     # -- reading ------------------------------------------------------------------------
     async def read_line(self) -> Received:
         """The next line the client sent (see ``Received``); a line cut off by the end

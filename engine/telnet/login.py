@@ -12,11 +12,12 @@
 - With ``--open``, a name that is nobody's may become a new player character: asked to
   confirm, then to choose a password.
 
-Failures are throttled by address and by account (``engine.telnet.admission``): from
-an address's fifth failure on its answers come one at a time, 2 s apart and doubling,
-however many connections it opens; a failed guess against an account that failed five
-times is answered as slowly; a right password from elsewhere is never held up. Three
-failures on one connection close it. Every login and every failure is logged
+Password checks take turns (``engine.telnet.password_checks``): addresses in turn, one
+check at a time per address and per name typed, and past five failures each waits its
+slot, 2 s after the last check, doubling (``engine.telnet.admission``), however many
+connections ask. The answer comes as soon as the check has run, right or wrong, so
+giving up early tells nothing; a check whose client has gone is never run. Three
+failures on one connection close it. Every login and every check that fails is logged
 (``mudsim.telnet``) with its address, never with what was typed: a name that is not
 an account may be someone's password typed at the wrong prompt.
 """
@@ -25,14 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
 from engine.errors import MudsimError
-from engine.telnet.admission import LoginThrottle
 from engine.telnet.client import Client
 from engine.telnet.limits import TooLong
+from engine.telnet.password_checks import Dropped, PasswordChecks
 from engine.vault.accounts import (
     Account,
     AccountStore,
@@ -75,7 +76,7 @@ class Desk:
 
     world_name: str
     accounts: AccountStore
-    throttle: LoginThrottle
+    checks: PasswordChecks
     character_named: Callable[[str], Character | None]
     """The character whose name is exactly this one (letter case aside), or None."""
     name_free: Callable[[str], str | None]
@@ -84,7 +85,6 @@ class Desk:
     """What a login as this name is told when it is banned (``@ban``), or None."""
     open: bool = False
     hashing: Hashing = field(default_factory=Hashing)
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
 
 @dataclass(frozen=True)
@@ -142,16 +142,17 @@ async def _attempt(conn: Client, desk: Desk, name: str) -> LoggedIn | bool | Non
         password = await _ask(conn, "Password: ")
     if password is None:
         return None
-    await desk.sleep(desk.throttle.answer_wait(conn.address))
     stored = account.password if account is not None and not account.pending else dummy_hash()
-    matches = await desk.hashing.verify(password, stored)
-    reason = _refusal(account, character, matches)
+    try:
+        async with desk.checks.turn(conn.address, name, lambda: not conn.gone) as check:
+            matches = await desk.hashing.verify(password, stored)
+            reason = _refusal(account, character, matches)
+            check.failed = reason is not None
+            if reason is not None:
+                log.warning("failed login from %s: %s", conn.address, reason)
+    except Dropped:
+        return None
     if reason is not None or account is None:
-        guessed = account.name if account is not None else None
-        slower = desk.throttle.failure_wait(guessed)
-        desk.throttle.failed(conn.address, guessed)
-        log.warning("failed login from %s: %s", conn.address, reason)
-        await desk.sleep(slower)
         conn.notice(WRONG)
         return False
     return LoggedIn(account, character)

@@ -31,7 +31,6 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
@@ -48,6 +47,7 @@ from engine.telnet.client import Client, Rendered
 from engine.telnet.connection import Connection
 from engine.telnet.limits import HourlyBudget
 from engine.telnet.login import Desk, LoggedIn, log_in
+from engine.telnet.password_checks import PasswordChecks
 from engine.telnet.payloads import mssp
 from engine.telnet.protocol import MudProtocol, protocol_for, quiet_protocol_errors
 from engine.telnet.session import Session
@@ -74,7 +74,7 @@ log = logging.getLogger("mudsim.telnet")
 class MudServer:
     def __init__(
         self, sim: Simulation, options: ServeOptions, *, config: TelnetConfig | None = None,
-        clock: Clock = time.monotonic, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Clock = time.monotonic,
         log_to_stderr: bool = False,
     ) -> None:  # fmt: skip
         self.sim, self.options = sim, options
@@ -93,12 +93,13 @@ class MudServer:
         )
         """The clients in the login dialogue (``engine.telnet.waiting_room``)."""
         throttle = LoginThrottle(clock, free=config.login_free_failures,
-                                 first=config.login_delay_s)  # fmt: skip
+                                 first=config.login_delay_s, longest=config.login_max_delay_s)  # fmt: skip
+        self.checks = PasswordChecks(throttle)
+        """Password checks, in turn (``engine.telnet.password_checks``)."""
         self.bans = BanStore(sim.vault.root)
         self.desk = Desk(
-            sim.world.name, AccountStore(sim.vault.root), throttle,
+            sim.world.name, AccountStore(sim.vault.root), self.checks,
             self.character_named, self.name_free, self.name_banned, open=options.open,
-            sleep=sleep,
         )  # fmt: skip
         self.model_calls = HourlyBudget(config.model_calls_per_hour, clock)
         """Commands that spend model calls, by character, for players below the role."""
@@ -139,6 +140,17 @@ class MudServer:
         if listen:
             log.info("serving %s on %s port %d", self.sim.world.name, self.options.bind,
                      self.port)  # fmt: skip
+        log.info("%s", self.limits_line())
+
+    def limits_line(self) -> str:
+        """The caps, as said at start (``config/telnet.md``)."""
+        c = self.config
+        return (f"limits: {c.max_connections} players (one more for an admin), "
+                f"{c.logging_in_most} logging in at once ({c.max_logging_in_per_address} "
+                f"from one address) for at most {c.login_seconds:g} s, "
+                f"{c.max_per_address} connections from one address; password checks slow "
+                f"after {c.login_free_failures} failures: {c.login_delay_s:g} s, doubling "
+                f"to {c.login_max_delay_s:g} s (config/telnet.md)")  # fmt: skip
 
     @property
     def port(self) -> int:
@@ -155,12 +167,14 @@ class MudServer:
             self.sim.listeners.remove(self._heard)
         for conn in list(self.connections):
             conn.close(notice)
+        self.checks.wake()  # the checks of those still logging in are dropped
         if self.listener is not None:
             self.listener.close()  # and connections still negotiating
         if not await self.supervisor.wait(CLOSE_GRACE):
             await self.supervisor.aclose()
         if self.listener is not None:
             await self.listener.wait_closed()
+        self.checks.close()
         if self._log is not None:
             detach_connection_log(self._log)
             self._log = None
@@ -207,6 +221,7 @@ class MudServer:
     def left_address(self, address: str) -> None:
         """A connection ``admit_address`` let in is gone."""
         self.gate.left(address)
+        self.checks.wake()  # its password check, if one waits, is dropped
 
     def agreed(self, protocol: MudProtocol, option: bytes) -> None:
         if option == MSSP and protocol.writer is not None:

@@ -37,11 +37,12 @@ Limits for `mudsim serve` (and `mudsim run --telnet`), which MUD clients connect
 - `max_per_address` (5): connections at once from one address; one more is told why
   and closed.
 - `new_connections_per_minute` (20): new connections one address may open a minute.
-- `login_free_failures` (5) and `login_delay_s` (2): after this many failed logins
-  from one address, its answers come at most one every `login_delay_s` seconds,
-  doubling with each failure (at most a minute), however many connections it opens;
-  a failed guess against an account that failed as often waits as long. A right
-  password from another address is never held up.
+- `login_free_failures` (5), `login_delay_s` (2) and `login_max_delay_s` (60): after
+  this many failed logins from one address, or for one name, its next password check
+  starts `login_delay_s` seconds after the last one ended, doubling with each failure
+  (at most `login_max_delay_s`), however many connections ask; right or wrong, the
+  answer comes when the check has run. Addresses take turns, and a check whose
+  connection has gone is never run. A success resets nothing.
 - `idle_minutes` (30): a connection that sends nothing for this long is closed (its
   character stays where it is, asleep).
 - `commands_per_s` (5): commands a connection runs a second (a burst of as many at
@@ -82,7 +83,10 @@ class TelnetConfig(BaseModel):
     login_free_failures: int = Field(default=5, ge=0)
     """Failed logins from one address (or against one account) before answers slow down."""
     login_delay_s: float = Field(default=2.0, ge=0, allow_inf_nan=False)
-    """Seconds between answers past the free failures, doubling (at most 60)."""
+    """Seconds from one check to the next past the free failures, doubling (0: no wait,
+    so guesses are not bounded)."""
+    login_max_delay_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    """The longest the wait between two checks grows."""
     idle_minutes: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     """A connection silent this long is closed (its character stays, asleep)."""
     commands_per_s: float = Field(default=5.0, gt=0, allow_inf_nan=False)

@@ -85,6 +85,10 @@ class WebClient:
         self._drained = asyncio.Event()
         self._queued = asyncio.Event()
 
+    @property
+    def gone(self) -> bool:
+        return self.closed or self._ended
+
     # -- reading ------------------------------------------------------------------------
     async def read_line(self) -> Received:
         """The next line the page sent (see ``Received``); None once the connection is

@@ -4,11 +4,13 @@ as pure rules: a clock the test moves, no sockets."""
 from __future__ import annotations
 
 import itertools
+import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.telnet.admission import ConnectionGate, LoginThrottle
+from engine.telnet.admission import ConnectionGate, LoginThrottle, most_failed_checks
 
 ADDRESSES = st.sampled_from(["10.0.0.1", "10.0.0.2", "10.0.0.3", "::1"])
 
@@ -67,52 +69,49 @@ def test_no_address_ever_holds_more_than_its_share(steps: list[tuple[bool, str]]
         assert gate.open == sum(held.values()) <= 7
 
 
-def test_after_five_failures_an_address_is_answered_every_two_seconds_doubling() -> None:
-    throttle = LoginThrottle(lambda: 0.0)
-    waits = []
-    for _ in range(9):
-        waits.append(throttle.answer_wait("10.0.0.1"))
-        throttle.failed("10.0.0.1")
-    # the slots follow one another: 2, then 2 + 4, then 2 + 4 + 8 ...
-    assert waits == [0, 0, 0, 0, 0, 2, 6, 14, 30]
-    assert throttle.answer_wait("10.0.0.2") == 0
-
-
-@given(st.integers(1, 40), st.floats(0.0, 5.0))
-def test_parallel_attempts_from_one_address_are_answered_one_slot_apart(
-    attempts: int, gap: float
-) -> None:
-    """However many connections one address opens, its answers come at least
-    ``first`` seconds apart once it has failed ``free`` times."""
+def test_after_five_failures_checks_start_two_seconds_after_the_last_doubling() -> None:
     now = [0.0]
-    throttle = LoginThrottle(lambda: now[0], free=5, first=2.0, longest=60.0)
-    for _ in range(5):
-        throttle.failed("10.0.0.1")
-    answers = []
-    for _ in range(attempts):  # all in flight at once, a little apart
-        answers.append(now[0] + throttle.answer_wait("10.0.0.1"))
-        now[0] += gap / attempts
-    assert all(b - a >= 2.0 - 1e-9 for a, b in itertools.pairwise(answers))
+    throttle = LoginThrottle(lambda: now[0])
+    starts = []
+    for _ in range(9):  # each check starts as soon as it may and takes 0.1 s
+        now[0] = max(now[0], throttle.ready_at("10.0.0.1", "Pat"))
+        starts.append(now[0])
+        now[0] += 0.1
+        throttle.checked("10.0.0.1", "Pat", failed=True)
+    gaps = [round(b - a - 0.1, 6) for a, b in itertools.pairwise(starts)]
+    assert gaps == [0, 0, 0, 0, 2, 4, 8, 16]
+    assert throttle.ready_at("10.0.0.2", "Pip") == -math.inf  # elsewhere, another name
 
 
-def test_guesses_against_an_account_slow_its_guessers_never_its_owner() -> None:
-    throttle = LoginThrottle(lambda: 0.0)
-    for n in range(7):  # seven wrong guesses, each from its own address
-        assert throttle.failure_wait("Pat") == (0 if n < 5 else 2.0 * 2 ** (n - 5))
-        throttle.failed(f"10.0.1.{n}", "Pat")
-    assert throttle.failure_wait("pat") == 8.0  # names are counted without their case
-    assert throttle.answer_wait("10.0.2.1") == 0.0  # the owner, from elsewhere, at once
+def test_a_names_slot_holds_its_owner_too_and_a_success_resets_nothing() -> None:
+    now = [0.0]
+    throttle = LoginThrottle(lambda: now[0], free=2, first=2.0)
+    for n in range(3):  # three wrong guesses, each from its own address
+        throttle.checked(f"10.0.1.{n}", "Pat", failed=True)
+    assert throttle.ready_at("10.0.2.1", "pat") == 4.0  # names without their case
+    throttle.checked("10.0.2.1", "PAT", failed=False)  # the owner, right, after the wait
+    assert throttle.name_failures("Pat") == 3
+    assert throttle.ready_at("10.0.2.1", "Pat") == 4.0
+
+
+def test_the_documented_bound_counts_the_free_checks_then_the_waits_that_fit() -> None:
+    throttle = LoginThrottle(free=5, first=2.0, longest=60.0)
+    # 5 at once, then after 2, 2 + 4, 2 + 4 + 8, 2 + 4 + 8 + 16 = 30 s (the next at 62 s)
+    assert [most_failed_checks(t, throttle) for t in (1, 2, 30, 61, 62)] == [5, 6, 9, 9, 10]
+    assert most_failed_checks(900, throttle) == 23  # then one a minute
+    with pytest.raises(ValueError, match="not bounded"):
+        most_failed_checks(60, LoginThrottle(first=0.0))
 
 
 def test_failures_are_forgotten_after_a_while_and_few_addresses_are_kept() -> None:
     now = [0.0]
     throttle = LoginThrottle(lambda: now[0], free=3, forget_after=60, remember=2)
     for _ in range(4):
-        throttle.failed("a")
+        throttle.checked("a", "Pat", failed=True)
     assert throttle.interval(throttle.failures("a")) == 4.0
     now[0] = 61.0
     assert throttle.failures("a") == 0
     for address in ("b", "c", "d"):  # at most two remembered: the oldest goes
-        throttle.failed(address)
+        throttle.checked(address, address, failed=True)
     assert throttle.failures("b") == 0
     assert throttle.failures("d") == 1

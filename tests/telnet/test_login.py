@@ -4,6 +4,7 @@ delay they earn, taking a character over, pending accounts and new characters.""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections.abc import AsyncIterator
 
@@ -92,104 +93,114 @@ async def test_the_password_is_never_echoed_by_the_server_or_the_client(connect:
         client.close()
 
 
-@pytest.fixture
-def sleeps() -> list[float]:
-    return []
+DELAY = 0.1
+"""``login_delay_s`` of the slowed server: past one free failure, a check starts 0.1 s
+after the last one ended, doubling."""
 
 
-@pytest.fixture
-def held() -> asyncio.Event:
-    return asyncio.Event()
-
-
-@pytest.fixture
-async def slow_server(
-    sim: Simulation, sleeps: list[float], held: asyncio.Event
-) -> AsyncIterator[MudServer]:
-    """A server whose login delay is held until the test lets it go (``held``), and
-    which records each delay asked for."""
-
-    async def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-        if seconds > 0:
-            await held.wait()
-            held.clear()
-
+async def slowed_server(sim: Simulation, delay: float) -> MudServer:
+    """A server whose checks slow down after one failure, by address or by name."""
     add_accounts(sim, "Pat", "Pip")
-    config = TelnetConfig(max_logging_in_per_address=5)  # (as many as it may open)
-    server = MudServer(sim, ServeOptions(port=0), config=config, sleep=sleep)
+    config = TelnetConfig(max_logging_in_per_address=5, login_free_failures=1,
+                          login_delay_s=delay)  # fmt: skip
+    server = MudServer(sim, ServeOptions(port=0), config=config)
     await server.start()
+    return server
+
+
+@pytest.fixture
+async def slowed(sim: Simulation) -> AsyncIterator[MudServer]:
+    server = await slowed_server(sim, DELAY)
     yield server
     await server.close()
 
 
-async def test_twenty_connections_guessing_from_one_address_never_slow_a_right_password_elsewhere(
-    slow_server: MudServer, sleeps: list[float], held: asyncio.Event
+@pytest.fixture
+async def stalled(sim: Simulation) -> AsyncIterator[MudServer]:
+    """Past one failure, the next check of that address or name waits 60 s."""
+    server = await slowed_server(sim, 60.0)
+    yield server
+    await server.close()
+
+
+async def guess(server: MudServer, name: str, password: str = "wrong-password", *,
+                source: str = "127.0.0.1") -> Client:  # fmt: skip
+    """A client that typed ``name`` and ``password``; its answer not yet read."""
+    client = await Client.open(server.port, source=source)
+    await client.until("Name: ")
+    client.send(name)
+    await client.until("Password: ")
+    client.send(password)
+    return client
+
+
+def failed_checks(caplog: pytest.LogCaptureFixture, ending: str = "") -> list[float]:
+    """When each failed check was logged (the server logs it as the check ends)."""
+    return [r.created for r in caplog.records
+            if r.getMessage().startswith("failed login from") and r.getMessage().endswith(ending)]  # fmt: skip
+
+
+async def test_parallel_guesses_from_one_address_are_checked_one_slot_apart(
+    slowed: MudServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Issue 33, defects 1 and 2: the throttle counted failures per connection (20
-    parallel guesses were all answered within 9 s) and one address could take every
-    connection; a right password waited as long as the guesses."""
-    guessers = [await Client.open(slow_server.port) for _ in range(20)]
-    turned_away = 0
+    """Issue 33: the throttle counted failures per connection (20 parallel guesses were
+    all answered within 9 s); issue 45: one address's checks run one at a time, each
+    starting its slot after the last one ended (0.1, 0.2, 0.4, 0.8 s), whatever name."""
+    caplog.set_level(logging.INFO, logger="mudsim.telnet")
+    guessers = [await guess(slowed, name) for name in ("Pat", "Bea", "Pip", "Nobody", "Pat")]
     for client in guessers:
-        text = await client.until("\n")  # the first line: the welcome, or why not
-        if "Too many connections from your address are logging in (at most 5 at once)" in text:
-            turned_away += 1
-    assert turned_away == 15
-    admitted = [c for c in guessers if "Welcome to" in c.seen]
-    assert len(admitted) == 5
-    for client in admitted:  # five failures from the address, answered at once
-        await client.until("Name: ")
-        client.send("Pat")
-        await client.until("Password: ")
-        client.send("wrong-password")
         await client.until("Wrong name or password.")
-    assert sleeps == [0.0] * 10  # an answer wait and a failure wait for each
-    for client in admitted:  # now all five guess at once: one answer a slot
-        await client.until("Name: ")
-        client.send("Pat")
-        await client.until("Password: ")
-        client.send("another-wrong-password")
-    await eventually(lambda: len(sleeps) == 15)
-    assert sleeps[10:] == pytest.approx([2.0, 4.0, 6.0, 8.0, 10.0], abs=1.0)  # 2 s apart
-    owner = await Client.open(slow_server.port, source="127.0.0.2")
-    await owner.login("Pat")  # the right password from elsewhere: at once
-    assert sleeps[15:] == [0.0]
-    assert not any("Wrong name or password." in c.seen[c.seen.index("another"):]
-                   for c in admitted if "another" in c.seen)  # fmt: skip
-    for client in (*guessers, owner):
+    ended = failed_checks(caplog)
+    assert len(ended) == 5
+    slots = [DELAY, 2 * DELAY, 4 * DELAY, 8 * DELAY]
+    gaps = [b - a for a, b in itertools.pairwise(ended)]
+    assert all(gap >= slot for gap, slot in zip(gaps, slots, strict=True)), gaps
+    for client in guessers:
         client.close()
 
 
-async def test_logging_in_as_ones_own_account_resets_no_failures(
-    slow_server: MudServer, sleeps: list[float], held: asyncio.Event
-) -> None:
+async def test_logging_in_as_ones_own_account_resets_no_failures(slowed: MudServer) -> None:
     """Issue 45: three wrong guesses at Pat, then a login as one's own account (Pip),
     repeated, gave 25 guesses a minute never slowed: a success reset the address."""
-    for _ in range(5):  # five failures from this address, answered at once
-        guesser = await Client.open(slow_server.port)
-        await guesser.until("Name: ")
-        guesser.send("Pat")
-        await guesser.until("Password: ")
-        guesser.send("wrong-password")
+    throttle = slowed.checks.queue.throttle
+    for _ in range(3):
+        guesser = await guess(slowed, "Pat")
         await guesser.until("Wrong name or password.")
         guesser.close()
-    assert sleeps == [0.0] * 10
-    own = await Client.open(slow_server.port)
-    login = asyncio.ensure_future(own.login("Pip"))  # its own right password...
-    await eventually(lambda: len(sleeps) == 11)
-    assert sleeps[10] == pytest.approx(2.0)  # ...waits its address's slot
-    held.set()
-    await login
-    again = await Client.open(slow_server.port)
-    await again.until("Name: ")
-    again.send("Pat")
-    await again.until("Password: ")
-    again.send("another-wrong-password")
-    await eventually(lambda: len(sleeps) == 12)
-    assert sleeps[11] > 0  # the success reset nothing: the next guess still waits
-    held.set()
+    own = await Client.open(slowed.port)
+    await own.login("Pip")
+    assert (throttle.failures("127.0.0.1"), throttle.name_failures("pat")) == (3, 3)
+    again = await guess(slowed, "Pat")
+    await again.until("Wrong name or password.")
+    assert (throttle.failures("127.0.0.1"), throttle.name_failures("Pat")) == (4, 4)
+    assert throttle.name_failures("Pip") == 0
     for client in (own, again):
+        client.close()
+
+
+async def test_a_guessed_names_owner_waits_its_slot_and_others_do_not(
+    stalled: MudServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Right or wrong, an answer for a name that failed waits the name's slot (so a
+    guesser who gives up early learns nothing from the wait); a right password for
+    another name, from another address, is answered at once."""
+    caplog.set_level(logging.INFO, logger="mudsim.telnet")
+    first = await guess(stalled, "Pat", source="127.0.0.2")
+    await first.until("Wrong name or password.")
+    owner = await guess(stalled, "Pat", "pat-password", source="127.0.0.3")
+    bystander = await Client.open(stalled.port, source="127.0.0.4")
+    await bystander.login("Pip")  # at once, while Pat's owner waits
+    await asyncio.sleep(0.3)
+    assert "Pat> " not in owner.seen
+    assert "Wrong name" not in owner.seen
+    assert len(stalled.checks.queue) == 1
+    owner.close()  # gives up: the check is dropped, never run
+    await eventually(lambda: len(stalled.checks.queue) == 0)
+    throttle = stalled.checks.queue.throttle
+    assert throttle.name_failures("Pat") == 1
+    assert len(failed_checks(caplog, "for Pat")) == 1
+    assert not any("Pat logged in" in r.getMessage() for r in caplog.records)
+    for client in (first, bystander):
         client.close()
 
 

@@ -84,6 +84,8 @@ async def test_serve_two_players_and_the_agents_then_sigterm_saves_and_replays(
     async with await Served.start("serve", world_file, "--vault", vault, "--telnet", "0",
                                 "--llm", FAKE, "--seed", "3") as served:  # fmt: skip
         assert "connect with: telnet 127.0.0.1" in served.err
+        assert ("limits: 50 players (one more for an admin), 12 logging in at once (3 from "
+                "one address) for at most 30 s") in served.err  # fmt: skip
         pat, pip = await Client.open(served.port), await Client.open(served.port, term="Mudlet")
         await pat.login("Pat")
         await pip.login("Pip")
