@@ -14,7 +14,10 @@ and MSSP subnegotiation. What is ours:
     session.py     a logged-in player: commands, events as they happen, quit
     server.py      the listener, who is connected, events to clients, shutting down
     serve.py       ``mudsim serve``, and the TUI with the world served
-    verbs.py       the CLI verbs (``serve``, ``account add``, ``run --telnet``)
+    certificates.py  pure: what ``serve`` checks of its TLS certificate (dates, names)
+    verbs.py       the CLI verbs (``serve``, ``account add``, ``ban``, ``run --telnet``)
     accounts_cli.py  ``mudsim account add``'s work (the accounts file is
                    ``engine.vault.accounts``; ``@account`` is ``engine.commands.account``)
+    bans_cli.py    ``mudsim ban list|add|remove``'s work (the bans file is
+                   ``engine.vault.bans``; ``@ban`` is ``engine.commands.moderation``)
 """

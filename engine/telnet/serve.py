@@ -18,7 +18,8 @@ told first.
 ``Listen`` says which listeners open: telnet (on ``ServeOptions.port``), the web page
 (``WebServer``, on its own port, same address), or both; without telnet the
 ``MudServer`` still runs every login and session, it only does not listen. With
-``--tls-cert``/``--tls-key`` (``tls_context``) both speak TLS.
+``--tls-cert``/``--tls-key`` (``tls_context``) both speak TLS; the certificate is
+checked first (``engine.telnet.certificates``: expired, not yet valid, another host's).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from engine.errors import UsageError
 from engine.sim.run import Narrator, RunOptions, connect, cost_line, start_agents, summary
 from engine.sim.run_ending import end_reason, graceful_interrupts, wind_down
 from engine.sim.simulation import Simulation
+from engine.telnet.certificates import refuse_passphrase
 from engine.telnet.server import MudServer
 from engine.telnet.settings import DEFAULT_BIND, ServeOptions, load_config
 from engine.web.server import WebServer
@@ -54,10 +56,11 @@ class Listen:
 
 def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
     """A server's TLS context from a PEM certificate (chain) and its private key; a file
-    that cannot be read or a pair that does not match is one ``UsageError``."""
+    that cannot be read, a pair that does not match or an encrypted key is one
+    ``UsageError``."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     try:
-        context.load_cert_chain(cert, key)
+        context.load_cert_chain(cert, key, password=refuse_passphrase(key))  # never a prompt
     except FileNotFoundError as exc:
         missing = exc.filename or (cert if not Path(cert).exists() else key)
         raise UsageError(f"cannot read the TLS certificate or key: no file {missing}") from exc
@@ -83,6 +86,12 @@ def exposure_warning(bind: str, *, tls: bool = False) -> str | None:
         return warning
     return (warning + ", and telnet sends passwords unencrypted (as does the web page: "
             "--tls-cert and --tls-key encrypt both)")  # fmt: skip
+
+
+def _warnings(telnet: ServeOptions) -> list[str]:
+    """The exposure warning, if any, then the TLS certificate's (``tls_warnings``)."""
+    exposed = exposure_warning(telnet.bind, tls=telnet.tls is not None)
+    return ([] if exposed is None else [exposed]) + list(telnet.tls_warnings)
 
 
 @contextlib.asynccontextmanager
@@ -152,8 +161,7 @@ async def serve(options: RunOptions, telnet: ServeOptions, environ: Mapping[str,
 def _said_listening(server: MudServer | None, web: WebServer | None,
                     telnet: ServeOptions) -> None:  # fmt: skip
     """After the log's "serving WORLD on ADDR port N" (on stderr too): how to join."""
-    warning = exposure_warning(telnet.bind, tls=telnet.tls is not None)
-    if warning is not None:
+    for warning in _warnings(telnet):
         print(f"mudsim: warning: {warning}", file=sys.stderr, flush=True)
     host = "localhost" if telnet.bind in ("0.0.0.0", "::", "") else telnet.bind
     joining = "accounts, and new names" if telnet.open else "accounts: mudsim account add"
@@ -172,8 +180,7 @@ async def served(sim: Simulation, telnet: ServeOptions,
     """The world served while the block runs (``run --telnet``/``--web``, beside the
     TUI); the clients are told when it ends. Connections are logged to
     ``logs/telnet.log``."""
-    warning = exposure_warning(telnet.bind, tls=telnet.tls is not None)
-    if warning is not None:
+    for warning in _warnings(telnet):
         sim.warn(warning)
     server = MudServer(sim, telnet)
     async with listening(server, telnet, listen or Listen()):

@@ -153,3 +153,6 @@ class ServeOptions:
     """A name with no account and no character makes a new player character."""
     tls: ssl.SSLContext | None = None
     """Serve over TLS with this context (``--tls-cert``/``--tls-key``), else plain."""
+    tls_warnings: tuple[str, ...] = ()
+    """What is amiss with the TLS certificate (``engine.telnet.certificates``), a line
+    each, said when the world starts listening."""

@@ -1,11 +1,12 @@
-"""The CLI verbs of the served world: ``serve`` and ``account add``, and ``run``'s
+"""The CLI verbs of the served world: ``serve``, ``account add`` and ``ban``, and ``run``'s
 ``--telnet PORT`` and ``--web PORT`` (the terminal UI open, the world served beside
 it). The work is imported only when a verb runs.
 
 ``run`` is ``mudsim``'s own verb: ``add`` gives its parser ``--telnet``, ``--web``,
-``--bind``, ``--open``, ``--tls-cert`` and ``--tls-key``, and puts ``run_served`` in
-front of its handler, which hands every run without ``--telnet`` or ``--web`` to that
-handler unchanged. ``serve`` listens on telnet port 4000 when neither is given.
+``--bind``, ``--open``, ``--tls-cert``, ``--tls-key`` and ``--allow-expired-cert``, and
+puts ``run_served`` in front of its handler, which hands every run without ``--telnet``
+or ``--web`` to that handler unchanged. ``serve`` listens on telnet port 4000 when
+neither is given.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 import functools
 import os
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +37,16 @@ SERVE_DETAILS = (SERVE + " Accounts live in the vault's config/accounts.md (muds
                  "character. Ctrl-C or SIGTERM tells every client, lets turns finish, saves.")  # fmt: skip
 ACCOUNT_ADD = ("Add an account: who may log in over telnet as a player character, with a "
                "password (asked for, or one line of standard input, or --password).")  # fmt: skip
+
+
+BAN = "Keep names and addresses out of the served world, from a shell (as @ban does)."
+BAN_DETAILS = (BAN + " The bans live in the vault's config/bans.md; a served world reads "
+               "them at each connection and login, so this works while it is served (an "
+               "admin who banned their own network lifts the ban here).")  # fmt: skip
+BAN_LIST = "List the bans in force."
+BAN_ADD = ("Ban a name, an address or a network, for a while or until lifted (a name that is "
+           "no account and no character is refused without --force).")  # fmt: skip
+BAN_REMOVE = "Lift a ban."
 
 
 def add(verbs: Any, *, agent_arguments: Callable[..., None],
@@ -61,9 +73,44 @@ def add(verbs: Any, *, agent_arguments: Callable[..., None],
                      help="the password (visible to other users of this machine; "
                      "default: asked for, or read from standard input)")  # fmt: skip
     sub.set_defaults(run=account_add)
+    _ban_verbs(verbs, parser_class)
     run = verbs.choices["run"]
     _telnet_arguments(run, default=None)
     run.set_defaults(run=functools.partial(run_served, run.get_default("run")))
+
+
+def _ban_verbs(verbs: Any, parser_class: type[argparse.ArgumentParser]) -> None:
+    """``mudsim ban list|add|remove`` (``engine.telnet.bans_cli``)."""
+    ban = verbs.add_parser("ban", help=BAN, description=BAN_DETAILS)
+    ban_verbs = ban.add_subparsers(dest="ban_verb", metavar="VERB", parser_class=parser_class)
+    ban_verbs.required = True
+    sub = ban_verbs.add_parser("list", help=BAN_LIST, description=BAN_LIST)
+    _vault(sub)
+    sub.set_defaults(run=ban_list)
+    sub = ban_verbs.add_parser("add", help=BAN_ADD, description=BAN_ADD)
+    _vault(sub)
+    sub.add_argument("target", metavar="NAME|ADDRESS",
+                     help="an account's or character's name, an address, or a network "
+                     "(203.0.113.0/24)")  # fmt: skip
+    sub.add_argument("--for", dest="length", type=_ban_length, metavar="LENGTH",
+                     help="30m, 2h, 7d, 1w or forever (default: forever, until lifted)")  # fmt: skip
+    sub.add_argument("--reason", default="", metavar="TEXT", help="why (shown in the list)")
+    sub.add_argument("--force", action="store_true",
+                     help="ban a name that is no account and no character (yet)")  # fmt: skip
+    sub.set_defaults(run=ban_add)
+    sub = ban_verbs.add_parser("remove", help=BAN_REMOVE, description=BAN_REMOVE)
+    _vault(sub)
+    sub.add_argument("target", metavar="NAME|ADDRESS", help="what the ban names (ban list)")
+    sub.set_defaults(run=ban_remove)
+
+
+def _ban_length(text: str) -> timedelta | None:
+    from engine.telnet.bans_cli import ban_length
+
+    try:
+        return ban_length(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def _vault(sub: argparse.ArgumentParser) -> None:
@@ -90,6 +137,8 @@ def _telnet_arguments(sub: argparse.ArgumentParser, *, default: int | None) -> N
                      "with --tls-key)")  # fmt: skip
     sub.add_argument("--tls-key", type=Path, metavar="FILE",
                      help="the certificate's private key (PEM, unencrypted)")  # fmt: skip
+    sub.add_argument("--allow-expired-cert", action="store_true",
+                     help="serve a --tls-cert that has expired (a warning; without it, exit 2)")  # fmt: skip
     sub.set_defaults(default_telnet=default)
 
 
@@ -100,17 +149,21 @@ def telnet_port(text: str) -> int:
 
 
 def _serve_options(args: argparse.Namespace) -> ServeOptions:
-    """Where and how to listen (a bad --tls-cert/--tls-key is a ``UsageError``, before
-    anything is opened)."""
+    """Where and how to listen (a bad --tls-cert/--tls-key, or an expired certificate
+    without --allow-expired-cert, is a ``UsageError``, before anything is opened)."""
     if (args.tls_cert is None) != (args.tls_key is None):
         raise UsageError("--tls-cert and --tls-key go together")
-    tls = None
+    if args.allow_expired_cert and args.tls_cert is None:
+        raise UsageError("--allow-expired-cert goes with --tls-cert and --tls-key")
+    tls, warnings, bind = None, [], args.bind or DEFAULT_BIND
     if args.tls_cert is not None:
+        from engine.telnet.certificates import check
         from engine.telnet.serve import tls_context
 
         tls = tls_context(args.tls_cert, args.tls_key)
+        warnings = check(args.tls_cert, bind, allow_expired=args.allow_expired_cert)
     port = args.telnet if args.telnet is not None else DEFAULT_PORT
-    return ServeOptions(port, args.bind or DEFAULT_BIND, args.open, tls)
+    return ServeOptions(port, bind, args.open, tls, tuple(warnings))
 
 
 def _listen(args: argparse.Namespace) -> Listen:
@@ -141,9 +194,10 @@ def run_served(plain: Handler, args: argparse.Namespace) -> None:
     """``run``: with ``--telnet`` or ``--web``, the world served beside the TUI (or, with
     ``--headless``, as ``serve``); without them, ``run`` as ever."""
     if args.telnet is None and args.web is None:
-        if args.bind is not None or args.open or args.tls_cert or args.tls_key:
+        if (args.bind is not None or args.open or args.tls_cert or args.tls_key
+                or args.allow_expired_cert):  # fmt: skip
             raise UsageError("--bind and --open go with --telnet PORT or --web PORT (as do "
-                             "--tls-cert and --tls-key)")  # fmt: skip
+                             "--tls-cert, --tls-key and --allow-expired-cert)")  # fmt: skip
         plain(args)
         return
     if args.headless:
@@ -164,3 +218,21 @@ def account_add(args: argparse.Namespace) -> None:
 
     role = Role(args.role) if args.role else None
     print("\n".join(add_account(args.vault, args.name, role, args.password)))
+
+
+def ban_list(args: argparse.Namespace) -> None:
+    from engine.telnet.bans_cli import list_bans
+
+    print("\n".join(list_bans(args.vault)))
+
+
+def ban_add(args: argparse.Namespace) -> None:
+    from engine.telnet.bans_cli import add_ban
+
+    print("\n".join(add_ban(args.vault, args.target, args.length, args.reason, force=args.force)))
+
+
+def ban_remove(args: argparse.Namespace) -> None:
+    from engine.telnet.bans_cli import remove_ban
+
+    print("\n".join(remove_ban(args.vault, args.target)))

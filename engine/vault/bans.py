@@ -12,8 +12,9 @@
       by: Pat
     ---
 
-``@ban`` and ``@unban`` (admins) change it; the server reads it at each new connection
-(an address) and at each login (a name), parsing it again only when it changed. A ban
+``@ban`` and ``@unban`` (admins) change it, and ``mudsim ban`` from a shell
+(``engine.telnet.bans_cli``); the server reads it at each new connection (an address)
+and at each login (a name), parsing it again only when it changed. A ban
 whose time is up counts no more and is dropped at the next change. It is written as
 ``accounts.md`` is: atomically, by a read-change-write under ``logs/bans.lock``.
 """
@@ -42,10 +43,10 @@ FOREVER_WORDS: Final = frozenset({"forever", "permanent", "permanently"})
 _BODY = """\
 # Bans
 
-Names and addresses that may not log in to the served world (`@ban`, `@unban`). A
-`target` is a name (an account's or a character's, letter case aside) or an address
-(`203.0.113.7`) or a network (`203.0.113.0/24`); `until` is when the ban ends (UTC), or
-`null` for until it is lifted.
+Names and addresses that may not log in to the served world (`@ban`, `@unban`; from
+a shell, `mudsim ban list|add|remove`). A `target` is a name (an account's or a
+character's, letter case aside) or an address (`203.0.113.7`) or a network
+(`203.0.113.0/24`); `until` is when the ban ends (UTC), or `null` for until it is lifted.
 """
 
 
