@@ -6,8 +6,8 @@ they stand still while you play on). What happens in your room is printed as it
 happens, between your commands. ``--frozen`` plays a world where only you act: no
 agent thinks and no LLM is asked for anything (memory compaction waits for the next
 run). If no LLM answers and none was named with ``--llm`` on this command line, play
-says so in one line and goes on frozen; an ``--llm`` that does not answer is exit 3, as
-for ``run``.
+uses the embedded model as ``run`` does, and goes on frozen (said in one line) only
+without it; an ``--llm`` that does not answer is exit 3, as for ``run``.
 
 Ownership: the agents run in a task of a ``TaskGroup`` beside the player's loop; the
 player's lines come from ``engine.sim.play_input`` (a reader thread hands them to the
