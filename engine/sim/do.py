@@ -46,19 +46,27 @@ def summarizer_models(
 
 
 async def compaction_llm(
-    sim: Simulation, environ: Mapping[str, str]
+    sim: Simulation, environ: Mapping[str, str], held: list[str] | None = None
 ) -> tuple[Dispatcher, dict[str, str], dict[str, str]] | None:
     """The dispatcher and each character's summarizer and consolidator models, or None
-    (said why)."""
+    (said why). With ``held``, which model was chosen (the embedded one, as no server
+    answered) is kept there rather than said: ``do`` says it only if it asked the model
+    for anything."""
 
     def notice(line: str) -> None:
         print(f"mudsim: {line}", file=sys.stderr, flush=True)
 
+    def choice_notice(line: str) -> None:
+        if held is None:
+            notice(line)
+        else:
+            held.append(f"mudsim: {line}")
+
     try:
         named = named_model(None, environ, sim.settings.llm,
                             [c.model for c in sim.world.characters.values()])  # fmt: skip
-        choice = await settle_default(choose_llm(None, environ, sim.settings.llm), notice,
-                                      named=named)  # fmt: skip
+        choice = await settle_default(choose_llm(None, environ, sim.settings.llm),
+                                      choice_notice, named=named)  # fmt: skip
         retry = RetryPolicy(attempts=1, deadline=SETTLE_TIMEOUT)
         dispatcher = build_dispatcher(
             choice, retry=retry, bypass_limit=sim.settings.llm.bypass_limit
@@ -90,7 +98,8 @@ async def do_commands(
     dispatcher: Dispatcher | None = None
     try:
         character = sim.character(as_name)
-        llm = await compaction_llm(sim, environ)
+        chosen: list[str] = []
+        llm = await compaction_llm(sim, environ, chosen)
         models: dict[str, str] = {}
         consolidators: dict[str, str] = {}
         if llm is not None:
@@ -113,6 +122,9 @@ async def do_commands(
                 print(f"{'' if index == 0 else chr(10)}> {line}", file=out)
             print(result.shown, file=out)
         await sim.settle_memory(SETTLE_TIMEOUT)
+        if dispatcher is not None and sum(dispatcher.fairness.granted.values()):
+            for line in chosen:  # the model was asked: say which (issue 46)
+                print(line, file=sys.stderr, flush=True)
         pending = [m.character.name for m in sim.minds.values()
                    if compaction_due(m.count, m.boundary, m.windows)]  # fmt: skip
         if pending and dispatcher is not None:

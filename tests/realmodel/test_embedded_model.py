@@ -235,3 +235,21 @@ async def test_a_summarizer_with_a_1024_token_context_never_wedges_on_a_long_chu
         assert mind.failures <= 3
     finally:
         sim.close()
+
+
+def test_do_names_the_embedded_model_only_when_it_asks_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46: ``do`` said "using the embedded model" on every call, though it takes
+    no ``--llm`` and most calls ask no model anything."""
+    monkeypatch.delenv("MUDSIM_LLM_URL")  # the default, where no server answers here
+    world = tmp_path / "lonely.yaml"
+    world.write_text(LONELY + "  - {name: Pip, type: player, location: cell, "
+                     "immediate_window: 2, recent_window: 2}\n")  # fmt: skip
+    vault = _fast_vault(tmp_path / "vault")
+    assert main(["do", str(world), "--vault", str(vault), "look"]) == 0
+    _out, err = capsys.readouterr()
+    assert "embedded model" not in err
+    assert main(["do", str(world), "--vault", str(vault), *["look"] * 8]) == 0
+    _out, err = capsys.readouterr()
+    assert "using the embedded model" in err  # Pip's summaries asked it
