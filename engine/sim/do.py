@@ -122,7 +122,7 @@ async def do_commands(
                 print(f"{'' if index == 0 else chr(10)}> {line}", file=out)
             print(result.shown, file=out)
         await sim.settle_memory(SETTLE_TIMEOUT)
-        if dispatcher is not None and sum(dispatcher.fairness.granted.values()):
+        if dispatcher is not None and any(dispatcher.fairness.granted.values()):
             for line in chosen:  # the model was asked: say which (issue 46)
                 print(line, file=sys.stderr, flush=True)
         pending = [m.character.name for m in sim.minds.values()
