@@ -65,6 +65,8 @@ class Export:
 def check(request: ExportRequest) -> str:
     """The request's format, once it is known to make sense (else a ``UsageError``)."""
     form = request.format or SUFFIXES.get(request.out.suffix.lower())
+    if form is None and request.out == STDOUT:
+        form = "jsonl"  # standard output: a line a row, for a pipe (issue 46)
     if form is None:
         raise UsageError(f"say --format {'|'.join(FORMATS)} (the suffix of --out does not tell)")
     if request.what != "training":

@@ -43,7 +43,7 @@ def add_export(sub: argparse.ArgumentParser) -> None:
                      "(default: the latest; for memories: every run)")  # fmt: skip
     sub.add_argument("--what", required=True, choices=WHATS, help="what to export")
     sub.add_argument("--format", choices=FORMATS,
-                     help="file format (default: from the suffix of --out)")  # fmt: skip
+                     help="file format (default: from the suffix of --out; jsonl for -)")  # fmt: skip
     sub.add_argument("--out", required=True, type=Path, metavar="PATH",
                      help="the file to write (-: standard output)")  # fmt: skip
     sub.add_argument("--agent", metavar="NAME", help="only this agent's rows (not for events)")

@@ -240,6 +240,8 @@ def test_memories_of_every_run_or_of_one(
     args = ["export", "--vault", vault, "--what", "memories", "--format", "jsonl", "--out", "-"]
     code, out, err = cli(capsys, *args)
     assert code == 0, err
+    unsaid = ["export", "--vault", vault, "--what", "memories", "--out", "-"]
+    assert cli(capsys, *unsaid) == (0, out, "")  # standard output: JSONL unless said (issue 46)
     rows = [json.loads(line) for line in out.splitlines()]
     assert {row["agent"] for row in rows} >= {"Pat", "Ada", "Pip"}
     assert {row["run"] for row in rows} == {during.id}
