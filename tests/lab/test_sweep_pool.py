@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,6 +147,25 @@ def test_an_unreachable_llm_is_exit_3_before_any_run(
     assert code == 3
     assert err.startswith("mudsim: cannot reach the LLM at http://127.0.0.1:9")
     assert err.count("\n") == 1  # that line alone: no run was started
+    assert not list((tmp_path / "out" / "runs").iterdir())
+
+
+def test_runs_that_name_a_model_with_no_server_are_one_line_and_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46: with no `llm` and nothing at the default URL, the preflight fell back
+    to the embedded model, so each run that names a model failed on its own: 12
+    near-identical FAILED lines and exit 1."""
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 11434)) == 0:
+            pytest.skip("a server answers at the default URL here")
+    monkeypatch.delenv("MUDSIM_LLM_URL")
+    path = write_sweep(tmp_path, "world: world.yaml\nturns: 1\nseeds: 2\ngrid:\n"
+                                 "  model: [tiny, small]\n")  # fmt: skip
+    code, _, err = sweep(capsys, path, "--out", tmp_path / "out")
+    assert code == 3
+    assert err.startswith("mudsim: model 'tiny' was asked for, but no LLM answers at ")
+    assert err.count("\n") == 1
     assert not list((tmp_path / "out" / "runs").iterdir())
 
 

@@ -53,7 +53,13 @@ from engine.lab.sweep.store import (
     state_of,
     text_sha256,
 )
-from engine.llm.connect import build_dispatcher, check_endpoints, choose_llm, settle_default
+from engine.llm.connect import (
+    build_dispatcher,
+    check_endpoints,
+    choose_llm,
+    named_model,
+    settle_default,
+)
 from engine.provenance import CodeIdentity, code_identity
 
 Fingerprints = Mapping[str, Mapping[str, Any]]
@@ -204,9 +210,12 @@ async def preflight(sweep: Sweep, environ: Mapping[str, str]) -> None:
     config = LLMConfig.model_validate({"endpoints": sweep.endpoints or []})
     seen: set[str] = set()
     for run in sweep.runs:
-        flag = split(run.settings)["run"].get("llm") or sweep.spec.llm
+        settings = split(run.settings)["run"]
+        flag = settings.get("llm") or sweep.spec.llm
         env = environ if sweep.spec.endpoints is None else {}
-        choice = await settle_default(choose_llm(flag, env, config), lambda _line: None)
+        named = named_model(settings.get("model"), env, config)  # then never the embedded
+        choice = await settle_default(choose_llm(flag, env, config), lambda _line: None,
+                                      named=named)  # fmt: skip
         if choice.fake or choice.local or choice.describe in seen:
             continue
         seen.add(choice.describe)
