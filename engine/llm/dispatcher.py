@@ -187,7 +187,19 @@ class Dispatcher:
 
     # -- the one public call ----------------------------------------------------------
     async def generate(self, request: LLMRequest) -> Generation:
-        """Run ``request`` on some endpoint, retrying what can be retried."""
+        """Run ``request`` on some endpoint, retrying what can be retried. A request that
+        ends without an answer, however (failed, refused at shutdown, cancelled), is one
+        failed call in ``metrics``, as the run's record counts it."""
+        try:
+            return await self._generate(request)
+        except LLMError as exc:
+            self.metrics.failed(str(exc))
+            raise
+        except asyncio.CancelledError:
+            self.metrics.failed("cancelled")
+            raise
+
+    async def _generate(self, request: LLMRequest) -> Generation:
         error: LLMError | None = None
         failed: Endpoint | None = None
         queued = _Queued(counted=request.priority == Priority.TURN)
@@ -218,8 +230,7 @@ class Dispatcher:
             finally:
                 self._release(endpoint)
         assert error is not None
-        for metrics in (endpoint.metrics, self.metrics):
-            metrics.failed(str(error))
+        endpoint.metrics.failed(str(error))
         if not error.endpoint:  # else a dispatcher behind this one said it (as above)
             error.endpoint, error.retries = endpoint.name, attempt
         error.memory_wait = error.memory_wait or queued.memory_wait

@@ -209,6 +209,9 @@ async def test_shutdown_fails_the_queue_and_cancels_hung_calls(stub: StubOllama)
         await hung
     with pytest.raises(LLMUnavailableError, match="shutting down"):
         await dispatcher.generate(_request())
+    # each request that got no answer is a failed call, as the run's record counts it
+    # (issue 46: after a double Ctrl-C the summary said 2 calls, `mudsim cost` 3)
+    assert (dispatcher.metrics.calls, dispatcher.metrics.failures) == (3, 3)
 
 
 async def test_a_cancelled_waiter_gives_its_turn_to_the_next(stub: StubOllama) -> None:
