@@ -1,7 +1,7 @@
 """mudsim benchmarks (run by hand; never part of the test suite).
 
     python scripts/bench.py            # every benchmark
-    python scripts/bench.py engine     # one or more of: engine, dispatch, pool, fairness, memory, tui, commands, journal, retrieval, knowledge, local, telnet, sweep
+    python scripts/bench.py engine     # one or more of: engine, dispatch, pool, fairness, memory, tui, commands, journal, retrieval, knowledge, local, telnet, serve, sweep
     python scripts/bench.py retrieval --json   # only the JSON object
     python scripts/bench.py play [--llm URL|local|local:NAME] [--model M] [--turns N] [--seed S] [--log FILE] [--world W]
     python scripts/bench.py engine --baseline REV        # ratios to an earlier commit's
@@ -15,7 +15,9 @@ baseline). ``--turns`` sets the engine bench's turns per agent (default 200);
 ``--repeats`` also sets the runs of each ``fairness`` case (medians, min-max).
 
 ``local`` needs the embedded model (the ``local`` extra), ``telnet`` takes some five
-minutes and ``sweep`` two (with Ray, the ``sweep`` extra): they run only when named, as
+minutes, ``serve`` (``mudsim serve`` under 100 telnet and 50 web clients, three runs;
+``bench_serve.py`` takes sizes) some eight and ``sweep`` two (with Ray, the ``sweep``
+extra): they run only when named, as
 does ``play``, the play-quality bench (``bench_play.py``), which takes its own options.
 
 Prints a table and, last, one JSON object with every figure. Each figure is the median
@@ -55,6 +57,7 @@ from bench_local import bench_local
 from bench_memory import bench_memory
 from bench_play import SEED, TRIO, TURNS, play
 from bench_retrieval import bench_retrieval
+from bench_serve import bench_serve
 from bench_sweep import bench_sweep
 from bench_telnet import bench_telnet
 from bench_tui import bench_tui
@@ -140,8 +143,9 @@ BENCHMARKS: dict[str, Callable[[], Figures]] = {
     "local": bench_local,
     "sweep": bench_sweep,
     "telnet": bench_telnet,
+    "serve": bench_serve,
 }
-OPT_IN = {"local", "telnet", "sweep"}
+OPT_IN = {"local", "telnet", "serve", "sweep"}
 
 
 def play_main(argv: list[str]) -> int:
