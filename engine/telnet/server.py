@@ -321,7 +321,8 @@ class MudServer:
             self.sim.set_asleep(character, True)
         self._tell_room(character, f"({character.name} has disconnected and falls asleep.)")
         log.info("%s logged out (from %s)", character.name, session.conn.address)
-        self._save_world()
+        if not self.stopping:  # stopping: the world is saved once, after the last session
+            self._save_world()
 
     def _asleep_at_start(self) -> None:
         """Players with an account who are not connected are asleep."""
