@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
+from rapidfuzz.distance import OSA
+
+from engine.commands.registry import PROSE_WORDS, correction_limit
 from engine.commands.result import Result, failed
 from engine.world import matching
 from engine.world.model import ABBREVIATIONS, Character, Role, Room
@@ -58,6 +61,29 @@ def find_exits(world: World, room: Room, query: str) -> list[str]:
         wanted,
         (([rooms[to].name, to, *rooms[to].aliases], name) for name, to in room.exits.items()),
     )
+
+
+def nearest_exits(world: World, room: Room, query: str) -> dict[str, str]:
+    """The exits of ``room`` a mistyped ``query`` means, corrected as verbs are: the
+    exits whose name, or the name or an alias of the room they lead to, is nearest to
+    it within ``correction_limit`` edits (``gardn`` -> ``garden``); each exit with the
+    name it was taken for. More than one is an ambiguity to report, never a guess."""
+    wanted = matching.strip_article(query)
+    if not wanted or wanted in PROSE_WORDS:
+        return {}
+    limit = correction_limit(wanted)
+    nearest: dict[str, str] = {}
+    for exit_name, to in room.exits.items():
+        target = world.rooms[to]
+        for name in (exit_name, target.name, *target.aliases):
+            distance = OSA.distance(wanted, matching.strip_article(name), score_cutoff=limit)
+            if distance > limit:
+                continue
+            if distance < limit:  # nearer than all so far: only this distance counts now
+                nearest.clear()
+                limit = distance
+            nearest.setdefault(exit_name, name)
+    return nearest
 
 
 def pick_one(found: Sequence[T], query: str, what: str, hint: str) -> T | Result:

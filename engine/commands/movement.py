@@ -1,9 +1,18 @@
-"""Getting around: go (by exit, by a neighbouring room's name, or toward a far room)."""
+"""Getting around: go (by exit, by a neighbouring room's name, or toward a far room). A
+mistyped exit or neighbouring room is corrected as a verb is (``go gardn`` goes to the
+garden, saying so), when one exit is nearest."""
 
 from __future__ import annotations
 
 from engine.commands.context import CommandContext
-from engine.commands.helpers import describe_room, find_exits, join_names, pick_one, strip_prefix
+from engine.commands.helpers import (
+    describe_room,
+    find_exits,
+    join_names,
+    nearest_exits,
+    pick_one,
+    strip_prefix,
+)
 from engine.commands.registry import Arg, ArgKind, Command, Invocation, command
 from engine.commands.result import Result, done, failed
 from engine.world.events import EventKind
@@ -19,7 +28,8 @@ COMMANDS: list[Command] = []
     syntax="go [to] <exit|room>",
     help=(
         "Walk through an exit ('go north', 'go n'), or toward a room by name: a room further "
-        "away takes one step along the shortest path and tells you the rest."
+        "away takes one step along the shortest path and tells you the rest. A mistyped exit "
+        "('go gardn') is taken for the nearest one, when one is nearest."
     ),
     example="go north",
     args=(Arg("where", ArgKind.EXIT),),
@@ -36,8 +46,17 @@ def go(ctx: CommandContext, call: Invocation) -> Result:
         return failed(f"Which way do you mean: {join_names(exits)}?", exits_hint)
     if exits:
         return _step(ctx, exits[0], destination=None)
+    rooms = world.find_rooms(where)
+    if not rooms:
+        nearest = nearest_exits(world, here, where)
+        if len(nearest) > 1:
+            return failed(f"Which way do you mean: {join_names(sorted(nearest))}?", exits_hint)
+        for exit_name, taken_for in nearest.items():
+            result = _step(ctx, exit_name, destination=None)
+            note = f"(Taking '{where}' as '{taken_for}'.)\n"
+            return Result(note + result.text, result.ok, result.hint, result.memory_kind)
     room = pick_one(
-        world.find_rooms(where),
+        rooms,
         where,
         "exit or room",
         f"{exits_hint} Try 'rooms' to list every room.",

@@ -8,12 +8,18 @@ surrogates (undecodable bytes in a command-line argument) and the noncharacters
 U+FFFE/U+FFFF (YAML cannot hold them). Every line break (U+2028 and U+2029 too, which
 YAML reads as line breaks) becomes a space, so no name typed here can start a new line
 in a vault file.
+
+A line is taken in NFKC first (``engine.world.unicode_names.normalized``), as people
+type it: full-width ``ｌｏｏｋ`` is ``look``, ``｜`` is the reason's bar, a ligature
+``ﬁ`` is ``fi``; so a command reads the same whatever width an input method gave it.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from engine.world.unicode_names import normalized
 
 _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])")
 """Terminal escape sequences (CSI such as colours, OSC such as window titles), whole."""
@@ -37,10 +43,11 @@ class ParsedLine:
 
 
 def clean(text: str) -> str:
-    """Drop terminal escape sequences and control characters; tabs and line breaks
-    become spaces."""
-    text = _LINE_BREAKS.sub(" ", text)
-    return _CONTROL.sub("", _ESCAPES.sub("", text))
+    """``text`` in NFKC without terminal escape sequences and control characters; tabs
+    and line breaks become spaces. Cleaning a clean text changes nothing."""
+    text = _LINE_BREAKS.sub(" ", normalized(text))
+    # what was dropped may have kept a letter and its mark apart: NFKC once more
+    return normalized(_CONTROL.sub("", _ESCAPES.sub("", text)))
 
 
 def parse_line(line: str) -> ParsedLine | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.errors import MudsimError, VaultError
-from engine.sim.world_apply import lacking_note, plan_for
+from engine.sim.world_apply import lacking_note, other_world_note, plan_for
 from engine.vault.run_log import attach_run_log, detach_run_log
 from engine.vault.vault import Vault
 from engine.world.loader import load_world_file
@@ -32,7 +32,8 @@ def open_simulation(
     """Own the vault, then load its world, or seed it from ``world_file`` the first
     time. A seeded vault's world wins, but ``world_file`` is still checked (a broken
     one is an error), and what it declares that the vault lacks is one line to
-    ``notice`` with the ``world apply`` command that adds it."""
+    ``notice`` with the ``world apply`` command that adds it; a file of another world
+    (another ``name``) is one line saying so instead."""
     vault = Vault(vault_dir)
     # The world file is checked before anything is written, even the lock.
     declared = load_world_file(world_file)
@@ -49,7 +50,9 @@ def open_simulation(
         if not seeded:
             sim.save()
         elif notice is not None:
-            line = lacking_note(plan_for(vault, world, declared), world_file, vault_dir)
+            line = other_world_note(world, declared, world_file, vault_dir) or lacking_note(
+                plan_for(vault, world, declared), world_file, vault_dir
+            )
             if line is not None:
                 notice(line)
     except BaseException:

@@ -1,5 +1,6 @@
 """``mudsim world apply``: add to a seeded vault what its world file declares and it
-lacks; and the one-line note ``run``, ``play`` and ``do`` give when there is some.
+lacks; and the one-line note ``run``, ``play`` and ``do`` give when there is some, or
+when the world file is another world than the vault's (then no ``world apply`` hint).
 
 The vault wins over its world file once seeded (``engine.world.additions`` says what
 "lacks" means: nothing the vault has is changed or removed). Applying takes the vault's
@@ -21,6 +22,7 @@ from engine.vault.knowledge_commit import LOCK_FILE, PLAN_FILE
 from engine.vault.vault import MemoryState, Vault
 from engine.world.additions import Additions, apply_additions, plan_additions
 from engine.world.loader import load_world_file
+from engine.world.unicode_names import normalized
 from engine.world.world import World
 
 MEMORY_FILES = ("memories.jsonl", "summaries", "notes", "knowledge", "handbook")
@@ -71,6 +73,20 @@ def apply_command(world_file: Path, vault_dir: Path) -> str:
     """The command that applies ``world_file`` to ``vault_dir``, ready to paste."""
     return (
         f"mudsim world apply {shlex.quote(str(world_file))} --vault {shlex.quote(str(vault_dir))}"
+    )
+
+
+def other_world_note(present: World, declared: World, world_file: Path, vault_dir: Path
+                     ) -> str | None:  # fmt: skip
+    """The one line for ``run``/``play``/``do`` when ``world_file`` is another world than
+    the vault's (its ``name`` differs, NFKC and letter case aside), or None. No ``world
+    apply`` hint then: applying would merge two unrelated worlds."""
+    if normalized(present.name).casefold() == normalized(declared.name).casefold():
+        return None
+    return (
+        f"{world_file} is the world {declared.name}, but {vault_dir} holds the world "
+        f"{present.name}: running {present.name} as saved (a vault holds one world; give "
+        f"{declared.name} a --vault of its own)"
     )
 
 

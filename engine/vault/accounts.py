@@ -26,7 +26,11 @@ add`` from a shell never lose each other's change. The server reads the file at 
 login: an account added from the shell counts at once.
 
 Names are hostile input: ``new_name_problem`` says what is wrong with one (length,
-characters, a reserved word) in one sentence.
+characters, a reserved word, letters that would let it pass for another name) in one
+sentence. A name is taken in NFKC (``Ｗｒｅｎ`` typed is ``Wren``) and kept so; an
+account answers to its name in any letter case, and the store refuses a second account
+for a name that is the same one (``engine.world.unicode_names.name_key``: ``Zoe`` when
+``Zoë`` has one).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,10 +51,11 @@ from typing import Final
 from filelock import Timeout
 from pydantic import BaseModel, ConfigDict
 
-from engine.errors import MudsimError, VaultError
+from engine.errors import MudsimError, UnsafeNameError, VaultError
 from engine.vault.private_config_file import LOCK_SECONDS, PrivateConfigFile
-from engine.world.folder_names import windows_device
+from engine.world.folder_names import PUNYCODE_PREFIX, safe_name
 from engine.world.model import Role
+from engine.world.unicode_names import name_key, normalized, script, script_problem
 
 SCRYPT_N: Final = 2**14
 SCRYPT_R: Final = 8
@@ -66,7 +72,9 @@ MAX_PASSWORD: Final = 128
 MAX_NAME: Final = 40
 """The longest account name (an existing character's name with spaces may be long)."""
 
-_NEW_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{1,23}")
+MIN_NEW_NAME: Final = 2
+MAX_NEW_NAME: Final = 24
+_NEW_NAME_TAIL = re.compile(r"[0-9_-]")
 RESERVED_NAMES: Final = frozenset(
     {"me", "here", "quit", "exit", "new", "all", "everyone", "someone", "nobody", "you"}
 )
@@ -178,22 +186,45 @@ def password_problem(password: str) -> str | None:
 
 # -- names (pure) ----------------------------------------------------------------------
 def new_name_problem(name: str) -> str | None:
-    """Why ``name`` cannot be a new character's name (one sentence), or None: 2-24
-    characters, a letter first, then letters, digits, ``-`` or ``_``; not a reserved word."""
-    if not _NEW_NAME.fullmatch(name):
+    """Why ``name`` (taken in NFKC) cannot be a new character's name (one sentence), or
+    None: 2-24 characters, a letter first (of any script: ``Zoë``, ``李``), then
+    letters, digits, ``-`` or ``_``; letters of one script, not only letters that look
+    Latin in another (``engine.world.unicode_names.script_problem``); not a reserved
+    word, a device name on Windows or a name its folder would not tell apart."""
+    name = normalized(name)
+    if not _shaped_as_a_name(name):
         return (
-            "A new name has 2 to 24 characters: a letter first, then letters, digits, "
-            "'-' or '_' (no spaces)."
+            f"A new name has {MIN_NEW_NAME} to {MAX_NEW_NAME} characters (or one Chinese, "
+            "Japanese or Korean one): a letter first, then letters, digits, '-' or '_' "
+            "(no spaces)."
         )
-    if name.casefold() in RESERVED_NAMES:
+    if name_key(name) in RESERVED_NAMES:
         return f"'{name}' is a word the world reads as something else; pick another name."
-    if windows_device(name):
+    if name.casefold().startswith(PUNYCODE_PREFIX):
+        return f"'{name}' begins as the folders of names in other scripts do; pick another name."
+    problem = script_problem(name)
+    if problem is not None:
+        return problem
+    try:
+        safe_name(name, what="name")
+    except UnsafeNameError:
         return f"'{name}' is a device name on Windows and cannot name a folder; pick another name."
     return None
 
 
+def _shaped_as_a_name(name: str) -> bool:
+    """2-24 characters (one will do when it is a Han character, kana or Hangul: a whole
+    syllable): a letter first, then letters (with their marks: NFKC leaves some apart,
+    as in Hindi), ASCII digits, ``-`` or ``_``."""
+    shortest = 1 if script(name[:1]) == "CJK" else MIN_NEW_NAME
+    if not (shortest <= len(name) <= MAX_NEW_NAME and unicodedata.category(name[0])[0] == "L"):
+        return False
+    return all(unicodedata.category(ch)[0] in "LM" or _NEW_NAME_TAIL.fullmatch(ch) for ch in name)
+
+
 def name_problem(name: str) -> str | None:
     """Why ``name`` cannot even be looked up as an account (too long, not printable)."""
+    name = normalized(name)
     if not name.strip():
         return "Type a name."
     if len(name) > MAX_NAME:
@@ -201,6 +232,21 @@ def name_problem(name: str) -> str | None:
     if any(not ch.isprintable() for ch in name):
         return "A name holds only printable characters."
     return None
+
+
+def _folded(name: str) -> str:
+    return normalized(name).casefold()
+
+
+def _account_named(accounts: list[Account], name: str) -> Account | None:
+    """The account called ``name`` (NFKC, letter case aside), else the one whose name is
+    the same name (``name_key``), else None."""
+    wanted = _folded(name)
+    found = next((a for a in accounts if _folded(a.name) == wanted), None)
+    if found is not None:
+        return found
+    same = [a for a in accounts if name_key(a.name) == name_key(name)]
+    return same[0] if len(same) == 1 else None
 
 
 # -- the file --------------------------------------------------------------------------
@@ -221,22 +267,26 @@ class AccountStore:
         accounts = [Account(e.name, e.role, e.password) for e in parsed.accounts]
         seen: set[str] = set()
         for account in accounts:
-            if account.name.casefold() in seen:
+            if _folded(account.name) in seen:
                 raise VaultError(f"{self.path} names the account {account.name!r} twice")
-            seen.add(account.name.casefold())
+            seen.add(_folded(account.name))
         return accounts
 
     def find(self, name: str) -> Account | None:
-        """The account called ``name`` (letter case aside), or None."""
-        wanted = name.casefold()
-        return next((a for a in self.load() if a.name.casefold() == wanted), None)
+        """The account called ``name`` (NFKC, letter case aside), or else the one account
+        whose name is the same name (``Zoe`` finds ``Zoë``), or None."""
+        return _account_named(self.load(), name)
 
     def add(self, account: Account) -> Account:
-        """Add ``account``; ``AccountError`` if its name has one already."""
+        """Add ``account``, its name in NFKC (the account made); ``AccountError`` if that
+        name, or the same name otherwise spelled (``Zoe`` for ``Zoë``), has one already."""
+        account = Account(normalized(account.name), account.role, account.password)
         with self._locked():
             accounts = self.load()
-            if any(a.name.casefold() == account.name.casefold() for a in accounts):
-                raise AccountError(f"there is already an account called {account.name!r}")
+            same = next((a for a in accounts if name_key(a.name) == name_key(account.name)), None)
+            if same is not None:
+                called = "" if same.name == account.name else f" ({same.name})"
+                raise AccountError(f"there is already an account called {account.name!r}{called}")
             self._write([*accounts, account])
         return account
 
@@ -262,8 +312,7 @@ class AccountStore:
         return changed
 
     def _named(self, accounts: list[Account], name: str) -> Account:
-        wanted = name.casefold()
-        found = next((a for a in accounts if a.name.casefold() == wanted), None)
+        found = _account_named(accounts, name)
         if found is None:
             raise AccountError(f"there is no account called {name!r}")
         return found

@@ -2,7 +2,7 @@
 
     ---
     bans:
-    - target: Mallory                 # an account or character name (letter case aside)
+    - target: Mallory                 # a name: its letter case and accents aside
       until: '2026-11-28T16:00:00Z'   # or null: until @unban
       reason: spamming the square
       by: Pat
@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.errors import VaultError
 from engine.vault.private_config_file import LOCK_SECONDS, PrivateConfigFile
+from engine.world.unicode_names import name_key
 
 _DURATION = re.compile(r"(\d{1,6})([smhdw])")
 _UNIT_SECONDS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
@@ -82,7 +83,9 @@ class Ban:
         return self.until is None or now < self.until
 
     def covers_name(self, name: str) -> bool:
-        return self.network is None and self.target.casefold() == name.strip().casefold()
+        """Whether this bans the name ``name``: the same name (``name_key``: letter case,
+        width and Latin accents aside, so ``Ｍａｌｌöｒｙ`` is ``Mallory``)."""
+        return self.network is None and name_key(self.target) == name_key(name)
 
     def covers_address(self, address: str) -> bool:
         network = self.network

@@ -37,6 +37,7 @@ from engine.memory.record import utc_now
 from engine.vault import config_files, world_store
 from engine.vault.files import atomic_write_json, read_json, remove_stale_temp_files
 from engine.vault.handbook_store import HandbookStore
+from engine.vault.legacy_folders import move_legacy_folders
 from engine.vault.lock import VaultLock
 from engine.vault.notes import NoteStore
 from engine.vault.summaries import SummaryStore
@@ -150,13 +151,16 @@ class Vault:
         """Take the vault for this process (raises ``VaultLockedError`` if taken), and
         remove what a crash left behind: temporary files of interrupted writes, and
         ``in_flight`` marks in ``memory-state.json`` (the work they said was running
-        died with its process; the characters are in ``stale_in_flight``)."""
+        died with its process; the characters are in ``stale_in_flight``). Character
+        folders an older mudsim named are moved to their names
+        (``engine.vault.legacy_folders``)."""
         if self.root.exists() and not self.root.is_dir():
             raise VaultError(f"the vault {self.root} is a file, not a folder")
         lock = VaultLock(self.root)
         lock.acquire()
         try:
             remove_stale_temp_files(self.root)
+            move_legacy_folders(self.root)
             self.stale_in_flight = self._clear_in_flight()
         except BaseException:
             lock.release()

@@ -42,6 +42,7 @@ from engine.vault.files import (
     read_json,
 )
 from engine.world.clock import WorldClock
+from engine.world.folder_names import legacy_folder_name
 from engine.world.model import Character, CharacterType, Role, Room, Thing
 from engine.world.safe_yaml import load_yaml
 from engine.world.world import World
@@ -262,6 +263,12 @@ def _load_character(path: Path) -> Character:
         raise VaultError(f"{path}: {_first(exc)}") from exc
     character = Character(**spec.model_dump())
     if character.folder != path.parent.name:
+        if legacy_folder_name(character.name) == path.parent.name:  # not moved yet
+            raise VaultError(
+                f"{path}: {character.name}'s folder is agents/{character.folder} now, and "
+                f"it was not moved there (a command that takes the vault, such as `mudsim "
+                f"do`, moves it, unless agents/{character.folder} is someone else's)"
+            )
         raise VaultError(f"{path}: the name {character.name!r} does not belong in this folder")
     return character
 

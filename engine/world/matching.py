@@ -3,7 +3,8 @@
 Tiers, best first: exact (case-insensitive), exact without a leading article, prefix,
 then word prefix ("cop" finds "The Copper Hall"). Only the best tier that matches
 anything counts, so a longer exact name never loses to a prefix. Several matches in
-that tier is an ambiguity the caller must report, never a guess.
+that tier is an ambiguity the caller must report, never a guess. Both sides are taken in
+NFKC (``Ｚｏë`` typed finds a ``Zoë`` a world file wrote decomposed).
 """
 
 from __future__ import annotations
@@ -11,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
+from engine.world.unicode_names import normalized
+
 T = TypeVar("T")
 
 _ARTICLES = ("the ", "a ", "an ")
 
 
 def strip_article(text: str) -> str:
-    lowered = text.strip().lower()
+    lowered = normalized(text).strip().lower()
     for article in _ARTICLES:
         if lowered.startswith(article):
             return lowered[len(article) :].strip()
@@ -29,7 +32,7 @@ def match(query: str, candidates: Iterable[tuple[Sequence[str], T]]) -> list[T]:
 
     ``candidates`` pairs each item with the names it answers to (name, id, aliases).
     """
-    wanted = query.strip().lower()
+    wanted = normalized(query).strip().lower()
     if not wanted:
         return []
     bare = strip_article(wanted)
@@ -47,7 +50,7 @@ def match(query: str, candidates: Iterable[tuple[Sequence[str], T]]) -> list[T]:
 def _best_tier(wanted: str, bare: str, names: Sequence[str]) -> int | None:
     best: int | None = None
     for raw in names:
-        name = raw.lower()
+        name = normalized(raw).lower()
         plain = strip_article(name)
         if wanted == name:
             return 0

@@ -113,3 +113,43 @@ def test_leaving_by_an_exit_that_is_no_direction_reads_as_english(sim: Simulatio
     run(sim, "Pat", "go tower")
     seen = [m for m in memories(sim, "Pip") if "Pat leaves" in m]
     assert seen == ["Pat leaves for The Tower."]
+
+
+# -- a mistyped exit is corrected as a mistyped verb is -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "taken_for", "room"),
+    [
+        ("go stiar", "stair", "tower"),  # a swap of two letters: one edit
+        ("go nroth", "north", "yard"),
+        ("go to the yrad", "The Yard", "yard"),  # the room the exit leads to
+        ("go ｔｏｗｅｒ", None, "tower"),  # full-width letters are letters: no correction
+    ],
+)
+def test_a_mistyped_exit_is_taken_for_the_nearest_one_and_said(
+    sim: Simulation, line: str, taken_for: str | None, room: str
+) -> None:
+    result = run(sim, "Pat", line)
+    assert result.ok, result.shown
+    assert where(sim, "Pat") == room
+    if taken_for is None:
+        assert not result.text.startswith("(Taking")
+    else:
+        typed = line.split(" ", 1)[1].removeprefix("to ")
+        assert result.text.startswith(f"(Taking '{typed}' as '{taken_for}'.)\nYou go ")
+        assert memories(sim, "Pat")[-1].startswith(f"(Taking '{typed}' as '{taken_for}'.)")
+
+
+def test_an_exit_is_never_guessed(sim: Simulation) -> None:
+    """Two exits as near as each other are asked about; prose and words far from every
+    exit are not corrected at all."""
+    sim.world.rooms["hall"].exits["stairs"] = "cellar"
+    result = run(sim, "Pat", "go stairz")
+    assert not result.ok
+    assert result.text == "Which way do you mean: stair and stairs?"
+    for line in ("go there", "go xyz", "go nowhere-at-all"):
+        result = run(sim, "Pat", line)
+        assert not result.ok
+        assert "Taking" not in result.text
+    assert where(sim, "Pat") == "hall"

@@ -179,3 +179,46 @@ def test_none_only_when_nothing_printable_before_the_bar(line: str) -> None:
         assert result.text in line.replace("\t", " ").replace("\n", " ").replace("\r", " ") or (
             has_control(line)
         )
+
+
+# -- NFKC: input as people type it ---------------------------------------------------
+
+
+def full_width(text: str) -> str:
+    """``text`` as a full-width input method types it: printable ASCII as U+FF01-U+FF5E,
+    a space as the ideographic space U+3000; anything else as it is."""
+    return "".join(
+        "\u3000" if ch == " " else chr(ord(ch) + 0xFEE0) if "!" <= ch <= "~" else ch for ch in text
+    )
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("ｌｏｏｋ", ParsedLine("look", "", None, "look")),
+        ("ＧＯ　ｌｉｂｒａｒｙ", ParsedLine("go", "library", None, "GO library")),
+        ("＂ｈｉ｜ｓｈｙ", ParsedLine("say", "hi", "shy", '"hi')),
+        ("say ﬁne", ParsedLine("say", "fine", None, "say fine")),  # a ligature
+        ("say Zoe\u0308", ParsedLine("say", "Zoë", None, "say Zoë")),  # composed
+    ],
+)
+def test_a_line_is_taken_in_nfkc(typed: str, expected: ParsedLine) -> None:
+    assert parse_line(typed) == expected
+
+
+@given(st.text())
+def test_parsing_the_full_width_form_of_a_line_is_parsing_the_line(line: str) -> None:
+    ascii_line = "".join(ch for ch in line if ch.isascii())
+    assert parse_line(full_width(ascii_line)) == parse_line(ascii_line)
+
+
+@given(st.text(alphabet=st.characters(codec="ascii")))
+def test_full_width_ascii_parses_as_ascii(line: str) -> None:
+    assert parse_line(full_width(line)) == parse_line(line)
+
+
+@given(st.text())
+def test_a_clean_line_is_nfkc_and_cleaning_it_again_changes_nothing(line: str) -> None:
+    cleaned = clean(line)
+    assert unicodedata.is_normalized("NFKC", cleaned)
+    assert clean(cleaned) == cleaned

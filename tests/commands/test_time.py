@@ -153,7 +153,7 @@ def test_a_bad_value_is_a_failed_result_with_a_hint(
 
 
 @pytest.mark.parametrize(
-    "value", ["\x1b[31m2026", "9" * 5_000, "２０２６-03-01T09:00", "2026-03-01T09:00\u2028x"]
+    "value", ["\x1b[31m2026", "9" * 5_000, "٢٠٢٦-03-01T09:00", "2026-03-01T09:00\u2028x"]
 )
 def test_a_hostile_value_is_refused_in_one_short_line(sim: Simulation, value: str) -> None:
     result = run(sim, "Pat", f"@time set {value}")
@@ -161,6 +161,13 @@ def test_a_hostile_value_is_refused_in_one_short_line(sim: Simulation, value: st
     assert "\n" not in result.text
     assert len(result.text) < 200
     assert sim.clock.reading() == "2026-01-01T08:00"
+
+
+def test_full_width_digits_are_digits(sim: Simulation) -> None:
+    """A command line is taken in NFKC: an input method's full-width digits are digits."""
+    result = run(sim, "Pat", "@time set ２０２６-03-01T09:00")
+    assert result.ok, result.shown
+    assert sim.clock.reading() == "2026-03-01T09:00"
 
 
 def test_help_describes_both(sim: Simulation) -> None:

@@ -14,13 +14,18 @@ WRITTEN = re.compile(r"--(?:vault|out) ([A-Za-z0-9_][A-Za-z0-9_.-]*)(?:/[A-Za-z0
 PLACEHOLDERS = frozenset({"V", "V2", "V3", "NEW", "DIR", "DEST", "FILE", "OUT"})
 
 
+CODE = re.compile(r"```[^\n]*\n(.*?)```|`([^`\n]+)`", re.DOTALL)
+"""A fenced block or an inline code span: where a command is (prose may say "--vault")."""
+
+
 def written_paths() -> set[str]:
     pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
     found: set[str] = set()
     for page in pages:
-        for match in WRITTEN.finditer(page.read_text(encoding="utf-8")):
-            if match.group(1) not in PLACEHOLDERS:
-                found.add(match.group(1))
+        for code in CODE.finditer(page.read_text(encoding="utf-8")):
+            for match in WRITTEN.finditer(code.group(1) or code.group(2)):
+                if match.group(1) not in PLACEHOLDERS:
+                    found.add(match.group(1))
     return found
 
 

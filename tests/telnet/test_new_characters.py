@@ -119,3 +119,32 @@ async def test_a_run_in_which_an_account_changed_a_characters_role_replays_exact
     assert done.returncode == 0, done.stderr
     assert "role: builder" in (tmp_path / "again" / "agents" / "Pip" / "agent.md").read_text()
     assert "The Pantry" in (tmp_path / "again" / "world" / "world.yaml").read_text()
+
+
+async def test_with_open_a_name_beyond_ascii_makes_a_character_and_is_one_name(
+    connect: Opener, sim: Simulation
+) -> None:
+    """Zoë may be a name; its folder is agents/Zoe; Zoe, or Ｚｏｅ typed full width, is
+    the same name (so nobody else can take it to pass for her), and Zое with Cyrillic
+    letters is refused."""
+    client = await connect()
+    await client.until("Name: ")
+    client.send("Zое")  # Cyrillic о and е
+    await client.until("mixes letters of different scripts (Cyrillic and Latin)")
+    client.send("Zoe\u0308")  # decomposed: taken in NFKC
+    await client.until("Make a new character called Zoe\u0308? (yes/no) ")
+    for line in ("yes", "zoe-password", "zoe-password"):
+        client.send(line)
+    await client.until("Zoë> ")
+    zoe = sim.character("Zoë")
+    assert (zoe.name, zoe.type, zoe.location) == ("Zoë", "player", "hall")
+    assert (sim.vault.root / "agents" / "Zoe" / "agent.md").is_file()
+    assert [a.name for a in AccountStore(sim.vault.root).load()].count("Zoë") == 1
+    for typed in ("Zoe", "Ｚｏｅ", "ZOË"):  # her name, so her password
+        again = await connect()
+        await again.until("Name: ")
+        again.send(typed)
+        await again.until("Password: ")
+        again.send("zoe-password")
+        await again.until("Zoë> ")
+        again.close()
