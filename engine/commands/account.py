@@ -14,7 +14,9 @@ A password never passes through a command: it would be remembered in the caller'
 journal and kept in the run's record. An account made or reset here has none until the
 next login as that name chooses it (typed twice, never echoed); until then anyone who
 knows the name can claim it, so say so to whoever it is for at once. From a shell,
-``mudsim account add --password`` sets one straight away.
+``mudsim account add --password`` sets one straight away, and ``mudsim account passwd``
+changes one; a player changes their own with ``@password`` (``engine.telnet.own_password``:
+the session's own command, which asks for it unseen).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from engine.vault.accounts import (
 )
 from engine.vault.vault import Vault
 from engine.world.model import Character, Role
+from engine.world.unicode_names import name_key, normalized
 
 
 def add_account(vault_dir: Path, name: str, role: Role | None, password: str | None,
@@ -36,14 +37,14 @@ def add_account(vault_dir: Path, name: str, role: Role | None, password: str | N
     """Add the account; the report's lines."""
     if vault_dir.exists() and not vault_dir.is_dir():
         raise VaultError(f"the vault {vault_dir} is a file, not a folder")
-    name = " ".join(name.split())
+    name = " ".join(normalized(name).split())
     problem = name_problem(name)
     if problem is not None:
         raise UsageError(f"{problem} (got {name!r})")
     store = AccountStore(vault_dir)
     if store.find(name) is not None:
-        raise UsageError(f"{vault_dir} already has an account called {name!r}; an admin "
-                         f"can clear its password in the world: @account password {name}")  # fmt: skip
+        raise UsageError(f"{vault_dir} already has an account called {name!r}; change its "
+                         f"password with: mudsim account passwd --vault {vault_dir} {name}")  # fmt: skip
     vault = Vault(vault_dir)
     character = _character(vault, name) if vault.is_seeded else None
     if character is not None and character.type != "player":
@@ -66,9 +67,13 @@ def add_account(vault_dir: Path, name: str, role: Role | None, password: str | N
 
 
 def _character(vault: Vault, name: str) -> Character | None:
-    wanted = name.casefold()
+    """The character called ``name``, or else the one whose name is the same name
+    (``Zoe`` for ``Zoë``: they would share a folder), or None."""
     world = vault.load_world(warn=lambda _message: None)
-    return next((c for c in world.characters.values() if c.name.casefold() == wanted), None)
+    everyone = list(world.characters.values())
+    exact = [c for c in everyone if c.name.casefold() == name.casefold()]
+    same = exact or [c for c in everyone if name_key(c.name) == name_key(name)]
+    return same[0] if len(same) == 1 else None
 
 
 def _password(name: str, given: str | None, stdin: TextIO) -> str:

@@ -8,6 +8,15 @@ up as such (``TooLong``, ``NOT_TEXT``), never to the parser. Text goes out throu
 none or the player said ``@color off``), with CR LF line ends; what cannot be encoded
 for the client becomes ``?`` (telnetlib3's writer with ``errors="replace"``).
 
+Line ends are telnet's (RFC 854): CR LF for a new line, CR NUL for a CR alone; no bare
+LF or CR leaves (``nvt_line_ends``). A client edits and echoes its own lines (the
+server does not say WILL ECHO but for a password), and its echo of Enter may be a bare
+LF: Debian's ``telnet`` agrees to BINARY, which turns its terminal's output processing
+off, so the cursor goes down but not back. Text that follows a line the client typed
+therefore starts with CR NUL (back to the line's start: nothing to a client whose
+Enter already got there). While the server echoes (a password, WILL ECHO agreed) it
+echoes the Enter as CR LF itself.
+
 A client that reads too slowly is not waited for: once more than ``max_output`` bytes
 wait to be sent to it, its connection is closed.
 """
@@ -26,7 +35,16 @@ from telnetlib3.telopt import ECHO, WILL, WONT
 
 from engine.telnet.client import NOT_TEXT, Received, Rendered
 from engine.telnet.limits import LineAssembler, TooLong, clean_line
-from engine.telnet.render import NOTICE_STYLE, lines_for, supports_colour, wrap_width
+from engine.telnet.protocol import MudWriter
+from engine.telnet.render import (
+    CR_LF,
+    CR_NUL,
+    NOTICE_STYLE,
+    lines_for,
+    nvt_line_ends,
+    supports_colour,
+    wrap_width,
+)
 
 READ_CHUNK: Final = 4096
 
@@ -44,8 +62,10 @@ class Connection:
         self._ready: deque[str | TooLong] = deque()
         self.colour = supports_colour(self.terminal_types())
         """Whether text goes out in colour (``@color`` switches it)."""
-        self._mid_line = False
-        """The last thing written was a prompt: the next text starts on a new line."""
+        self._opening = ""
+        """What the next text starts with: CR LF after a prompt (a new line), CR NUL
+        after a line the client typed and echoed (back to the line's start), else
+        nothing."""
         self.closed = False
         self.address = str((writer.get_extra_info("peername") or ("?",))[0])
 
@@ -83,7 +103,7 @@ class Connection:
                 return None
             self._ready.extend(self.lines.feed(chunk))
         item = self._ready.popleft()
-        self._mid_line = False  # the client's Enter ended the prompt's line
+        self._opening = CR_NUL  # the client's echo of Enter may have been a bare LF
         if isinstance(item, TooLong):
             return item
         cleaned = clean_line(item)
@@ -97,11 +117,11 @@ class Connection:
         key = (self.width, self.colour)
         block = rendered.get(key) if rendered is not None else None
         if block is None:
-            block = "\r\n".join(lines_for(text, key[0], style, colour=key[1])) + "\r\n"
+            block = CR_LF.join(lines_for(text, key[0], style, colour=key[1])) + CR_LF
             if rendered is not None:
                 rendered[key] = block
-        self._write(("\r\n" if self._mid_line else "") + block)
-        self._mid_line = False
+        self._write(self._opening + block)
+        self._opening = ""
 
     def notice(self, text: str) -> None:
         """The server's own words (a refused line, the world stopping)."""
@@ -110,8 +130,8 @@ class Connection:
     def prompt(self, text: str) -> None:
         """``text`` with no line end, then telnet's Go Ahead (what MUD clients take for
         the end of a prompt)."""
-        self._write(("\r\n" if self._mid_line else "") + text)
-        self._mid_line = True
+        self._write(self._opening + text)
+        self._opening = CR_LF
         if not self.closed:
             self.writer.send_ga()
 
@@ -124,15 +144,24 @@ class Connection:
     def hidden_input(self) -> Iterator[None]:
         """While the block runs the client does not echo what is typed (``WILL ECHO``:
         a plain telnet stops echoing, a MUD client masks its input line); then it does
-        again (``WONT ECHO``)."""
+        again (``WONT ECHO``). The Enter typed meanwhile is echoed as CR LF when the
+        client agreed (``DO ECHO``); one that refused echoed it itself."""
+        self._may_echo(True)
         self.writer.iac(WILL, ECHO)
         try:
             yield
         finally:
+            self._may_echo(False)
             if not self.closed:
+                echoing = self.writer.local_option.enabled(ECHO)
                 self.writer.iac(WONT, ECHO)
-                self._write("\r\n")  # the Enter the client did not echo
-                self._mid_line = False
+                if echoing:
+                    self._write(CR_LF)  # the Enter the client did not echo
+                    self._opening = ""
+
+    def _may_echo(self, may: bool) -> None:
+        if isinstance(self.writer, MudWriter):
+            self.writer.may_echo = may
 
     def _write(self, text: str) -> None:
         if self.closed or self.writer.connection_closed:
@@ -146,7 +175,7 @@ class Connection:
             transport.abort()  # what waits is dropped: close() would wait for it to drain
             self.close()
             return
-        self.writer.write(text)
+        self.writer.write(nvt_line_ends(text))
 
     def close(self, message: str | None = None) -> None:
         """Say ``message`` (if any), then close; the reader ends."""

@@ -4,7 +4,10 @@
 echoes its own lines) that also offers GMCP and MSSP (``WILL``), turns a connection
 away when the host says so (without negotiating: quietly), says why it closes an idle one, and tells its host when it
 comes and goes. ``MudWriter`` is telnetlib3's writer that tells the host each option
-the client agrees to (``DO``), so MSSP is answered the moment a crawler asks.
+the client agrees to (``DO``), so MSSP is answered the moment a crawler asks, and that
+agrees to echo only while the server means to (``may_echo``: a password is being typed,
+``Connection.hidden_input``): a client's ``DO ECHO`` at any other time is refused, as
+nothing here would echo its lines.
 
 Every byte of the protocol is telnetlib3's; nothing here parses telnet. What a client's
 malformed bytes make telnetlib3 raise (a NAWS of three bytes) it logs as a traceback, a
@@ -19,7 +22,9 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
 from telnetlib3 import TelnetServer, TelnetWriterUnicode
-from telnetlib3.telopt import GMCP, MSSP, WILL
+from telnetlib3.telopt import ECHO, GMCP, MSSP, WILL, WONT
+
+from engine.telnet.render import CR_LF, nvt_line_ends
 
 
 class Host(Protocol):
@@ -43,9 +48,15 @@ class MudWriter(TelnetWriterUnicode):
     (a client repeating ``DO MSSP`` is not answered again and again)."""
 
     agreed: Callable[[bytes], None] | None = None
+    may_echo = False
+    """The server has said WILL ECHO and not yet WONT ECHO (the client's answer may come
+    after a later DONT ECHO, which clears telnetlib3's record of the WILL)."""
 
     def handle_do(self, opt: bytes) -> bool:
         before = self.local_option.enabled(opt)
+        if opt == ECHO and not self.may_echo:
+            self.iac(WONT, ECHO)  # the client echoes its own lines
+            return False
         accepted = super().handle_do(opt)
         if accepted and not before and self.agreed is not None:
             # telnetlib3 records the option as agreed once this returns
@@ -96,12 +107,12 @@ class MudProtocol(TelnetServer):
         self.writer.iac(WILL, MSSP)
 
     def on_timeout(self) -> None:
-        self._say("\r\n" + self.host.idle_notice())
+        self._say(CR_LF + self.host.idle_notice())
         self.timeout_connection()
 
     def _say(self, text: str) -> None:
         if isinstance(self.writer, TelnetWriterUnicode):
-            self.writer.write(text + "\r\n")
+            self.writer.write(nvt_line_ends(text) + CR_LF)
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)

@@ -12,6 +12,7 @@ carries a colour over the line end.
 from __future__ import annotations
 
 import functools
+import re
 import textwrap
 from collections.abc import Sequence
 from typing import Final
@@ -30,12 +31,19 @@ MTTS_ANSI: Final = 1
 """MTTS bit 1: the client speaks ANSI colour (https://tintin.mudhalla.net/protocols/mtts/)."""
 NOTICE_STYLE: Final = "bold yellow"
 """The server's own words (a refused line, the world stopping)."""
+CR_LF: Final = "\r\n"
+"""Telnet's new line (RFC 854)."""
+CR_NUL: Final = "\r\0"
+"""Telnet's carriage return alone (RFC 854): back to the start of the line."""
+_LINE_END = re.compile(r"\r\n|\r\0|\r|\n")
+_BARE = re.compile(r"\r(?![\n\0])|(?<!\r)\n")
 
 __all__ = [
     "FAILURE_STYLE",
     "NOTICE_STYLE",
     "event_style",
     "lines_for",
+    "nvt_line_ends",
     "safe_text",
     "supports_colour",
     "wrap",
@@ -53,6 +61,19 @@ def safe_text(text: str) -> str:
     becomes a space, CR LF and CR become a line break)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ")
     return "".join(ch for ch in text if ch == "\n" or ch.isprintable())
+
+
+def nvt_line_ends(text: str) -> str:
+    """``text`` as telnet wants its line ends (RFC 854): every LF that is not one already
+    as CR LF, every other CR as CR NUL."""
+    if _BARE.search(text) is None:  # what the server writes, as a rule
+        return text
+    return _LINE_END.sub(_nvt_end, text)
+
+
+def _nvt_end(found: re.Match[str]) -> str:
+    end = found.group()
+    return CR_NUL if end == "\r" else CR_LF if end == "\n" else end
 
 
 def wrap_width(cols: object) -> int:

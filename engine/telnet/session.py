@@ -6,13 +6,15 @@ Each line runs as ``play`` runs it: at its own place in the run's record (the
 ``do``), its result shown at once (a failure in red). A line received whole is run even
 if the client leaves right after: what it did is committed like any command, and a
 line cut off by the end of the connection never runs. ``quit`` leaves; ``@color
-on|off`` is the session's own (plain text for this connection); ``who`` adds who is
-connected. Lines are read as they come into a queue of at most ``queued_lines``; they
-run at most ``commands_per_s`` a second, a faster one waiting its turn (a client's
-speedwalk runs whole); past the queue's limit lines are dropped, with one "slow down"
-notice per run of them. Commands that spend model calls need ``model_call_role``, or
-fit in ``model_calls_per_hour``. GMCP ``Room.Info`` and ``Char.Status`` follow every
-move, and every change to the room's exits.
+on|off`` is the session's own (plain text for this connection), and so is ``@password``
+(``engine.telnet.own_password``: the player's own password, its answers read here,
+hidden, never a command); ``who`` adds who is connected. Lines are read as they come
+into a queue of at most ``queued_lines``; they run at most ``commands_per_s`` a second,
+a faster one waiting its turn (a client's speedwalk runs whole); past the queue's limit
+lines are dropped, with one "slow down" notice per run of them. Commands that spend
+model calls need ``model_call_role``, or fit in ``model_calls_per_hour``. GMCP
+``Room.Info`` and ``Char.Status`` follow every move, and every change to the room's
+exits.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from engine.commands.helpers import describe_room
 from engine.sim.repl import QUIT_WORDS
 from engine.telnet.client import NOT_TEXT, Client, Received, Rendered
 from engine.telnet.limits import RateLimiter, TooLong
+from engine.telnet.own_password import change_own_password
 from engine.telnet.payloads import char_status, room_info
 from engine.telnet.render import FAILURE_STYLE, event_style
 from engine.world.events import Event
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from engine.telnet.server import MudServer
 
 COLOUR_WORDS: Final = frozenset({"@color", "@colour"})
+PASSWORD_WORD: Final = "@password"
 
 log = logging.getLogger("mudsim.telnet")
 
@@ -100,6 +104,9 @@ class Session:
                 await self._line(line.strip())
 
     async def _line(self, line: str) -> None:
+        if line.split()[0].lower() == PASSWORD_WORD:
+            await self._password(line)
+            return
         if self._own_command(line):
             return
         wait = self.limiter.reserve()
@@ -152,6 +159,25 @@ class Session:
         self.conn.colour = wanted == "on"
         self.conn.say(f"Colour is {wanted}.")
         return True
+
+    async def _password(self, line: str) -> None:
+        """``@password``: the dialogue, its answers the next lines (what follows the word
+        on its line is never read: a password there would have been shown as typed)."""
+        if line.lower() != PASSWORD_WORD:
+            self.conn.notice("Type @password alone: it asks for your password now, then the "
+                             "new one twice, none of them shown.")  # fmt: skip
+            return
+        await change_own_password(self.conn, self.server.desk, self.character.name, self._answer)
+
+    async def _answer(self, prompt: str) -> str | None:
+        """``prompt``, then the next line (stripped; "" for one too long or not text), or
+        None at the end (left in the queue for ``_play``)."""
+        self.conn.prompt(prompt)
+        line = await self._lines.get()
+        if line is None:
+            self._lines.put_nowait(None)
+            return None
+        return line.strip() if isinstance(line, str) else ""
 
     def _command(self, line: str) -> Command | None:
         """The command ``line`` runs, if the parser and the caller's role find one."""

@@ -1,4 +1,4 @@
-"""The CLI verbs of the served world: ``serve``, ``account add`` and ``ban``, and ``run``'s
+"""The CLI verbs of the served world: ``serve``, ``account add|passwd`` and ``ban``, and ``run``'s
 ``--telnet PORT`` and ``--web PORT`` (the terminal UI open, the world served beside
 it). The work is imported only when a verb runs.
 
@@ -37,6 +37,9 @@ SERVE_DETAILS = (SERVE + " Accounts live in the vault's config/accounts.md (muds
                  "character. Ctrl-C or SIGTERM tells every client, lets turns finish, saves.")  # fmt: skip
 ACCOUNT_ADD = ("Add an account: who may log in over telnet as a player character, with a "
                "password (asked for, or one line of standard input, or --password).")  # fmt: skip
+ACCOUNT_PASSWD = ("Change an account's password (asked for twice, or one line of standard "
+                  "input, or --password); also while the world is served: the next login "
+                  "asks for the new one.")  # fmt: skip
 
 
 BAN = "Keep names and addresses out of the served world, from a shell (as @ban does)."
@@ -69,10 +72,13 @@ def add(verbs: Any, *, agent_arguments: Callable[..., None],
     sub.add_argument("name", metavar="NAME", help="the player character's name")
     sub.add_argument("--role", choices=[r.value for r in Role],
                      help="the role the character acts with (default: its own)")  # fmt: skip
-    sub.add_argument("--password", metavar="PW",
-                     help="the password (visible to other users of this machine; "
-                     "default: asked for, or read from standard input)")  # fmt: skip
+    _password_argument(sub)
     sub.set_defaults(run=account_add)
+    sub = account_verbs.add_parser("passwd", help=ACCOUNT_PASSWD, description=ACCOUNT_PASSWD)
+    _vault(sub)
+    sub.add_argument("name", metavar="NAME", help="the account's name")
+    _password_argument(sub)
+    sub.set_defaults(run=account_passwd)
     _ban_verbs(verbs, parser_class)
     run = verbs.choices["run"]
     _telnet_arguments(run, default=None)
@@ -111,6 +117,12 @@ def _ban_length(text: str) -> timedelta | None:
         return ban_length(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _password_argument(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--password", metavar="PW",
+                     help="the password (visible to other users of this machine; "
+                     "default: asked for, or read from standard input)")  # fmt: skip
 
 
 def _vault(sub: argparse.ArgumentParser) -> None:
@@ -218,6 +230,12 @@ def account_add(args: argparse.Namespace) -> None:
 
     role = Role(args.role) if args.role else None
     print("\n".join(add_account(args.vault, args.name, role, args.password)))
+
+
+def account_passwd(args: argparse.Namespace) -> None:
+    from engine.telnet.passwd_cli import change_password
+
+    print("\n".join(change_password(args.vault, args.name, args.password)))
 
 
 def ban_list(args: argparse.Namespace) -> None:

@@ -169,3 +169,55 @@ async def test_a_person_plays_in_a_browser(
     messages = await browser.call(browser.driver.get_log, "browser")
     blocked = [m["message"] for m in messages if "Content Security Policy" in m["message"]]
     assert not blocked  # the page's own script and style run under its strict policy
+
+
+GAP_BELOW = """const log = document.getElementById('log');
+    return log.scrollHeight - log.scrollTop - log.clientHeight;"""
+LAST_SHOWN = "return document.querySelector('#log p:last-child').textContent;"
+
+
+async def test_the_input_keeps_the_focus_and_the_log_its_last_line(
+    browser: Browser, web: WebServer
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver = browser.driver
+    await browser.call(driver.set_window_size, 900, 480)  # a short log, which scrolls
+    await browser.call(driver.get, web.url)
+    await browser.log_in("Pip")
+    await browser.until_text("room", "The Hall")
+
+    # an exit button: the move is made, and what is typed next goes to the input line
+    north = await browser.call(driver.find_element, By.CSS_SELECTOR, "#exits button[aria-label='go north']")  # fmt: skip
+    await browser.call(north.click)
+    await browser.until_text("room", "The Yard")
+    focused = await browser.call(lambda: driver.switch_to.active_element)
+    assert await browser.call(focused.get_attribute, "id") == "line"
+    await browser.call(focused.send_keys, "say after the click" + Keys.ENTER)
+    await browser.until_shown('You say, "after the click"')
+
+    # the Send button: the same
+    line = await browser.call(driver.find_element, By.ID, "line")
+    await browser.call(line.send_keys, "say sent by the button")
+    await browser.call(driver.find_element(By.ID, "send").click)
+    await browser.until_shown('You say, "sent by the button"')
+    focused = await browser.call(lambda: driver.switch_to.active_element)
+    assert await browser.call(focused.get_attribute, "id") == "line"
+
+    # a log longer than its box; quit: its last line, the goodbye, is in view
+    for _ in range(3):
+        await browser.type("help")
+    await browser.until(lambda d: d.execute_script(LOG_TEXT).count("Categories") == 3,
+                        "three helps")  # fmt: skip
+    await browser.type("quit")
+    await browser.until_text("connection", "closed")
+    await browser.until(lambda d: d.find_element(By.ID, "reconnect").is_displayed(),
+                        "the Reconnect button")  # fmt: skip
+    assert "Goodbye." in await browser.call(driver.execute_script, LAST_SHOWN)
+    assert await browser.call(driver.execute_script, GAP_BELOW) <= 1
+
+    # closed: no exit to click, nothing to type or send
+    assert await browser.call(driver.find_elements, By.CSS_SELECTOR, "#exits button") == []
+    assert not await browser.call(driver.find_element(By.ID, "line").is_enabled)
+    assert not await browser.call(driver.find_element(By.ID, "send").is_enabled)

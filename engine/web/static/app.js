@@ -1,6 +1,9 @@
 // mudsim in a browser: the event stream, an input line with history, and a status bar,
 // over the websocket at /ws (messages: engine/web/messages.py). Text from the server is
-// only ever set as textContent, never parsed as HTML.
+// only ever set as textContent, never parsed as HTML. The input line keeps the focus (a
+// click on an exit or Send gives it back), the log follows its last line when it was
+// there already or the player acts, and a closed connection leaves nothing to click
+// but Reconnect.
 "use strict";
 
 (function () {
@@ -15,6 +18,7 @@
   const closedBox = $("closed");
   const closedText = $("closed-text");
   const reconnectButton = $("reconnect");
+  const sendButton = $("send");
   const connection = $("connection");
 
   const state = {
@@ -47,8 +51,23 @@
       log.removeChild(log.firstElementChild);
     }
     if (atBottom) {
-      log.scrollTop = log.scrollHeight;
+      scrollToEnd();
     }
+  }
+
+  function scrollToEnd() {
+    log.scrollTop = log.scrollHeight;
+  }
+
+  function focusLine() {
+    if (!line.disabled) {
+      line.focus();
+    }
+  }
+
+  function setConnected(connected) {
+    line.disabled = !connected;
+    sendButton.disabled = !connected;
   }
 
   function setPrompt(text, hidden) {
@@ -64,13 +83,16 @@
     $("room").textContent = room ? String(room.name) : "(not logged in)";
     const exits = $("exits");
     exits.replaceChildren();
-    const names = room && room.exits ? Object.keys(room.exits).sort() : [];
+    const names = room && room.exits && state.socket ? Object.keys(room.exits).sort() : [];
     for (const name of names) {
       const button = document.createElement("button");
       button.type = "button";
       button.textContent = name;
       button.setAttribute("aria-label", "go " + name);
-      button.addEventListener("click", () => submit("go " + name));
+      button.addEventListener("click", () => {
+        submit("go " + name);
+        focusLine(); // typing goes on in the input line, not into the button
+      });
       exits.appendChild(button);
     }
     if (names.length === 0) {
@@ -127,12 +149,13 @@
     state.name = "";
     renderStatus();
     setPrompt("", false);
+    setConnected(false);
     closedBox.hidden = true;
     connection.textContent = "connecting";
     socket.addEventListener("open", () => {
       connection.textContent = "connected";
-      line.disabled = false;
-      line.focus();
+      setConnected(true);
+      focusLine();
     });
     socket.addEventListener("message", (event) => {
       let message;
@@ -158,9 +181,13 @@
       }
       connection.textContent = "closed";
       closedText.textContent = why;
-      closedBox.hidden = false;
-      line.disabled = true;
+      closedBox.hidden = false; // the log's box shrinks: its last line stays in view
+      setConnected(false);
       setPrompt("", false);
+      state.room = null; // no exit to click, nobody to see
+      state.here = [];
+      renderStatus();
+      scrollToEnd();
       reconnectButton.focus();
     });
   }
@@ -172,6 +199,7 @@
     }
     socket.send(JSON.stringify({ type: "line", text: text }));
     show(state.prompt + (state.hidden ? "" : text), [], "echo");
+    scrollToEnd(); // the player acted: the answer comes below
     if (!state.hidden && text.trim() && state.history[state.history.length - 1] !== text) {
       state.history.push(text);
       if (state.history.length > MAX_HISTORY) {
@@ -187,6 +215,7 @@
     const text = line.value;
     line.value = "";
     submit(text);
+    focusLine(); // after a click on Send too
   });
 
   line.addEventListener("keydown", (event) => {
