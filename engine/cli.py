@@ -217,7 +217,8 @@ def _agent_arguments(sub: argparse.ArgumentParser, *, turns: str) -> None:
         "--llm",
         metavar="URL",
         help="LLM server URL (a /v1 URL: OpenAI-compatible), local for the embedded "
-        "model, or fake: for a scripted demo",
+        "model, or fake:CMD;CMD... for a scripted demo (each agent follows the script "
+        "from its own start)",
     )
     sub.add_argument("--model", metavar="NAME", help="model for every agent (default: gemma3:4b)")
     sub.add_argument("--turns", type=_positive, metavar="N", help=turns)

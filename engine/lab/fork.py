@@ -1,4 +1,4 @@
-"""``mudsim fork RUN-DIR --at TURN --vault NEW``: the counterfactual run.
+"""``mudsim fork VAULT|RUN-DIR --at TURN --vault NEW``: the counterfactual run.
 
 A fork follows a run's record (``engine.lab.replay``) through its ``--at``-th committed
 turn, exactly, then goes live from there: the draws are the clock's again, new LLM

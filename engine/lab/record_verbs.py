@@ -20,15 +20,18 @@ def replay(args: argparse.Namespace) -> None:
     import asyncio
 
     from engine.lab.replay import replay_run
+    from engine.lab.run_records import run_source
 
-    asyncio.run(replay_run(args.run_dir, args.vault))
+    asyncio.run(replay_run(run_source(args.source, args.run_id), args.vault))
 
 
 def fork(args: argparse.Namespace) -> None:
     import asyncio
 
     from engine.lab.fork import ForkOptions, fork_run
+    from engine.lab.run_records import run_source
 
+    run_dir = run_source(args.source, args.run_id)
     options = ForkOptions(args.at, args.turns, args.llm, args.model, tuple(args.set or ()),
                           headless=args.headless,
                           override_characters=args.override_characters)  # fmt: skip
@@ -37,7 +40,7 @@ def fork(args: argparse.Namespace) -> None:
         from engine.tui.fork_view import in_the_tui
 
         show = in_the_tui(options.turns, options.model)
-    asyncio.run(fork_run(args.run_dir, args.vault, options, os.environ, show=show))
+    asyncio.run(fork_run(run_dir, args.vault, options, os.environ, show=show))
 
 
 def probe(args: argparse.Namespace) -> None:
@@ -90,14 +93,14 @@ def _record_verbs(verbs: Any, _positive: Callable[[str], int]) -> None:
     summary = ("Replay a recorded run into a new vault with no LLM server; every file must "
                "end byte-identical to the run's end, or the first difference is said.")  # fmt: skip
     sub = verbs.add_parser("replay", help=summary, description=summary)
-    sub.add_argument("run_dir", type=Path, metavar="RUN-DIR", help="vault/runs/<run id>")
+    _source(sub)
     sub.add_argument("--vault", type=Path, required=True, metavar="NEW",
                      help="a new (empty) vault to replay into")  # fmt: skip
     sub.set_defaults(run=replay)
     summary = ("Replay a run up to its TURN-th committed turn, then go on live with another "
                "model, LLM or settings.")  # fmt: skip
     sub = verbs.add_parser("fork", help=summary, description=summary)
-    sub.add_argument("run_dir", type=Path, metavar="RUN-DIR", help="vault/runs/<run id>")
+    _source(sub)
     sub.add_argument("--at", type=_positive, required=True, metavar="TURN",
                      help="keep the first TURN turns of the run (counted across agents, from 1)")  # fmt: skip
     sub.add_argument("--vault", type=Path, required=True, metavar="NEW",
@@ -116,3 +119,13 @@ def _record_verbs(verbs: Any, _positive: Callable[[str], int]) -> None:
                      "applies to characters whose world file sets their own window too "
                      "(without it they keep theirs, and the fork names them)")  # fmt: skip
     sub.set_defaults(run=fork)
+
+
+def _source(sub: argparse.ArgumentParser) -> None:
+    """The recorded run a ``replay`` or ``fork`` follows: a vault, or one run's folder."""
+    sub.add_argument("source", type=Path, metavar="VAULT|RUN-DIR",
+                     help="a vault (its latest run, or --run ID's), or one run's folder "
+                     "(VAULT/runs/<run id>)")  # fmt: skip
+    sub.add_argument("--run", dest="run_id", metavar="ID",
+                     help="the vault's run with this id, or its unique beginning "
+                     "(default: the latest, of any kind)")  # fmt: skip

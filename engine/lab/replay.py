@@ -1,4 +1,5 @@
-"""``mudsim replay RUN-DIR --vault NEW``: a recorded run again, exactly, with no LLM server.
+"""``mudsim replay VAULT|RUN-DIR --vault NEW``: a recorded run again, exactly, with no LLM
+server (a vault's latest run, or ``--run ID``'s: ``engine.lab.run_records.run_source``).
 
 A replay makes ``NEW`` the vault as the run found it (``RunFolder.restore_start``),
 opens it with the run's own world file, and runs the same engine with no LLM server:

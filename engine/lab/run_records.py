@@ -3,7 +3,8 @@ writes to a vault, and nothing here takes the vault's lock, so a running simulat
 can be read while it runs).
 
 A run is picked by its id (its folder's name under ``runs/``) or a unique beginning of
-it; by default the latest. A torn last line of a tape is left out (``read_tape``); any
+it; by default the latest. ``replay`` and ``fork`` take a run's folder or a vault
+(``run_source``). A torn last line of a tape is left out (``read_tape``); any
 other line that does not read stops with a ``VaultError`` naming the file and line.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.errors import UnknownRunError, VaultError
+from engine.errors import UnknownRunError, UsageError, VaultError
 from engine.lab.export_rows import RunWindow
 from engine.memory.record import MemoryRecord
 from engine.vault.files import os_reason, read_front_matter
@@ -44,6 +45,20 @@ def find_run(vault: Path, run_id: str | None) -> RunFolder:
     if matches:
         raise UnknownRunError(f"--run {run_id} could be {_listed(matches)}; give more of the id")
     raise UnknownRunError(f"no run {run_id!r} in {vault / RUNS}; the latest: {_listed(found)}")
+
+
+def run_source(source: Path, run_id: str | None) -> Path:
+    """The run folder that ``source`` names: a run's own folder (``vault/runs/<id>``, its
+    ``run.json`` inside), or a vault, whose run called ``run_id`` it is (by default its
+    latest, of any kind); anything else is one line (exit 2)."""
+    if (source / META).is_file():
+        if run_id is not None:
+            raise UsageError(f"--run {run_id}: {source} is one run's folder already; give "
+                             "its vault to pick a run by id")  # fmt: skip
+        return source
+    if not source.is_dir():
+        raise VaultError(f"{source}: no such run folder or vault")
+    return find_run(source, run_id).folder
 
 
 def _listed(found: list[RunFolder]) -> str:

@@ -1,14 +1,23 @@
 """A scripted backend that ships with the product: for tests, demos and benchmarks.
 
-    ScriptedBackend(["look", "say Hello"])            # replies in order, then cycles
+    ScriptedBackend(["look", "say Hello"])            # each agent: in order, then cycles
     ScriptedBackend(["look"], fail_first=2)           # two failures, then replies
     ScriptedBackend.from_spec("look;say Hello")       # what `--llm fake:look;say Hello` builds
     ScriptedBackend.from_spec("summaries=faithful;look")  # summaries in the memories' words
+    ScriptedBackend.from_spec("script=shared;look;say Hi")  # one walk for all agents
 
-Turns get the script; summary requests get one fixed first-person summary, which ends
-by naming the words its memories use most (``fake_summary``: so it is about them, as
-the quality gate asks); knowledge passes get ``knowledge`` (both phases) and handbook
-requests ``handbook`` (by default nothing usable, so the rules write the handbook).
+Turns get the script, each agent's from its own start: an agent's calls walk it in
+order (a re-ask after a rejected reply is the next line), whatever the other agents
+asked, so ``say Hello;look`` makes every agent say Hello, then look. The agent is the
+request's own ``agent`` field, which every turn request carries (``Thinker``); requests
+without one share one walk, and so do all of them with ``shared`` (``script=shared`` in
+a spec): each line goes to the next turn asked, whoever asks, so with as many turns as
+lines every line is said once, by one agent (a probe's village run wants that).
+
+Summary requests get one fixed first-person summary, which ends by naming the words its
+memories use most (``fake_summary``: so it is about them, as the quality gate asks);
+knowledge passes get ``knowledge`` (both phases) and handbook requests ``handbook`` (by
+default nothing usable, so the rules write the handbook).
 
 It records every prompt it was given, so tests can check what an agent saw.
 """
@@ -35,6 +44,8 @@ chunk's such summary is a copy of memory lines, which the quality gate does not 
 from a model: after its rejections the compactor makes the same summary extractively."""
 FAITHFUL_SPEC = "summaries=faithful"
 """In ``--llm fake:...``: the summaries are ``FAITHFUL``."""
+SHARED_SPEC = "script=shared"
+"""In ``--llm fake:...``: one walk through the script for all agents (``shared``)."""
 DEFAULT_SCRIPT = ("look", "say Hello.", "think What a quiet place.")
 DEFAULT_SUMMARY = "I looked around, said hello to whoever was near, and kept my thoughts to myself."
 _AT_MOST = re.compile(r"Use at most (\d+) words")
@@ -51,6 +62,7 @@ class ScriptedBackend:
         summary: str = DEFAULT_SUMMARY,
         knowledge: str = "[]",
         handbook: str = "",
+        shared: bool = False,
     ) -> None:
         if not replies:
             raise ValueError("a scripted backend needs at least one reply")
@@ -62,20 +74,24 @@ class ScriptedBackend:
         self.handbook = handbook
         """What every handbook request gets (default: an empty reply)."""
         self.fail_first = fail_first
+        self.shared = shared
+        """One walk through the script for all agents, instead of one each."""
         self.prompts: list[str] = []
         self.requests: list[LLMRequest] = []
         self.embedded: list[str] = []
         """Every text ``embed`` was given."""
-        self._next = 0
+        self._next: dict[str | None, int] = {}
+        """Agent name -> how far its calls have walked the script."""
 
     @classmethod
     def from_spec(cls, spec: str) -> ScriptedBackend:
         """``"look;say Hi"`` -> replies ``["look", "say Hi"]``; empty -> the default script;
-        a part ``summaries=faithful`` makes the summaries keep the memories' words."""
+        a part ``summaries=faithful`` makes the summaries keep the memories' words, a part
+        ``script=shared`` deals the script across all agents (``shared``)."""
         parts = [part.strip() for part in spec.split(";") if part.strip()]
-        replies = [part for part in parts if part != FAITHFUL_SPEC]
+        replies = [part for part in parts if part not in (FAITHFUL_SPEC, SHARED_SPEC)]
         summary = FAITHFUL if FAITHFUL_SPEC in parts else DEFAULT_SUMMARY
-        return cls(replies or DEFAULT_SCRIPT, summary=summary)
+        return cls(replies or DEFAULT_SCRIPT, summary=summary, shared=SHARED_SPEC in parts)
 
     async def generate(self, request: LLMRequest) -> Generation:
         started = time.perf_counter()
@@ -96,8 +112,7 @@ class ScriptedBackend:
             elif text == DEFAULT_SUMMARY:
                 text = fake_summary(prompt)
         else:
-            text = self.replies[self._next % len(self.replies)]
-            self._next += 1
+            text = self.next_reply(request.agent)
         return Generation(
             text=text,
             prompt_tokens=len(prompt) // 4,
@@ -105,6 +120,14 @@ class ScriptedBackend:
             latency=time.perf_counter() - started,
             done_reason="stop",
         )
+
+    def next_reply(self, agent: str | None) -> str:
+        """The next line of ``agent``'s own walk through the script (of the one walk, when
+        ``shared``)."""
+        walk = None if self.shared else agent
+        step = self._next.get(walk, 0)
+        self._next[walk] = step + 1
+        return self.replies[step % len(self.replies)]
 
     async def embed(self, texts: list[str], model: str = "") -> list[list[float]]:
         """A hashed bag of words per text (``engine.llm.embedding.bag_of_words``)."""

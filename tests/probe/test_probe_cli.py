@@ -40,7 +40,7 @@ characters:
 THINGS = ("well", "gate", "mill", "bread", "fox", "rain", "bell", "key", "roof", "cart")
 COLOURS = ("red", "deep", "closed", "warm", "gone", "near", "loud", "lost", "new", "old")
 MOVES = ("go north", "go south", "look", "emote waves")
-SCRIPT = ";".join(
+SCRIPT = "script=shared;" + ";".join(  # one walk for all the agents (script=shared):
     f"say The {THINGS[n % 10]} is {COLOURS[n * 7 % 10]} today, number {n}"
     if n % 3
     else MOVES[n % 4]

@@ -27,10 +27,11 @@ THINGS = ("well", "gate", "mill", "bread", "fox", "rain", "bell", "key", "roof",
           "owl", "boat", "salt")  # fmt: skip
 COLOURS = ("red", "deep", "closed", "warm", "gone", "near", "loud", "lost", "new", "old", "wet")
 MOVES = ("go north", "go south", "go east", "go west", "go west", "go east", "emote waves")
-SCRIPT = ";".join(["summaries=faithful", *(
+SCRIPT = ";".join(["summaries=faithful", "script=shared", *(
     f"say The {THINGS[n % 13]} is {COLOURS[n * 7 % 11]} today, number {n}" if n % 2
     else MOVES[n % 7] for n in range(400))])  # fmt: skip
-"""Every quote said once; the moves take the agents between the green and its rooms."""
+"""Every quote said once (``script=shared``: one walk for all the agents); the moves take
+the agents between the green and its rooms."""
 
 
 @pytest.fixture(scope="module")
