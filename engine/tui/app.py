@@ -108,10 +108,13 @@ class MudsimApp(App[None]):
         """When the stop's wait ends (``time.monotonic``), from the first press."""
         self.wound_down = False
         self._wrapped_at = 0
+        """The width the event log's lines were wrapped at."""
         self.cost_order = 0
         """Which of ``COST_ORDERS`` the LLM panel's cost lines are sorted by."""
         self.memory_tabs = MemoryTabs(sim)
-        """The width the event log's lines were wrapped at."""
+        self._commanding: str | None = None
+        """The player whose typed command runs now: its own events are not shown, its
+        result line says them (``You say, "hello"``, once, as a MUD shows it)."""
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -191,6 +194,8 @@ class MudsimApp(App[None]):
     def _heard(self, happening: Happening) -> None:
         world = self.sim.world
         if isinstance(happening, Event):
+            if happening.actor_id is not None and happening.actor_id == self._commanding:
+                return  # the player's own command: its result line says it
             room = world.rooms.get(happening.room_id)
             line = event_line(happening, room.name if room else happening.room_id)
             self._pending.append((line, happening.room_id, happening.actor_id))
@@ -297,6 +302,7 @@ class MudsimApp(App[None]):
         if not line or self.player is None:
             return
         field.remember(line)
+        self._commanding = self.player.id
         try:
             result = self.sim.execute(self.player, line)
         except Exception as exc:  # a command's bug is one line, the app stays
@@ -304,6 +310,8 @@ class MudsimApp(App[None]):
             shown, ok = f"That went wrong: {describe(exc)}", False
         else:
             shown, ok = result.shown, result.ok
+        finally:
+            self._commanding = None
         for text in player_lines(self.player.name, line, shown, ok):
             self._pending.append((text, self.player.location, self.player.id))
         self._write_pending()

@@ -3,13 +3,16 @@
 Events become coloured Rich ``Text`` by kind; the world becomes (room, occupants)
 rows; an agent becomes its inspector text; the cost per agent becomes the LLM
 panel's cost lines (``llm_panel`` has the rest of that panel); the
-work still in flight while the app stops becomes its stop message.
+work still in flight while the app stops becomes its stop message; timestamps read
+as people write them (``readable_time``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -74,6 +77,29 @@ def rooms_with_occupants(world: World) -> list[tuple[str, list[tuple[str, str]]]
     ]
 
 
+STAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})?")
+"""An ISO 8601 timestamp: wall-clock UTC (``2026-12-07T06:07:00.322421Z``) or the world
+clock's reading (``2026-01-01T09:00``)."""
+
+
+def readable_time(stamp: str) -> str:
+    """``2026-12-07T06:07:00.322421Z`` -> ``2026-12-07 06:07 UTC`` (a moment with a zone:
+    in UTC); the world clock's ``2026-01-01T09:00`` (no zone) -> ``2026-01-01 09:00``;
+    anything else as it is."""
+    try:
+        moment = datetime.fromisoformat(stamp.strip())
+    except ValueError:
+        return stamp
+    if moment.tzinfo is None:
+        return moment.strftime("%Y-%m-%d %H:%M")
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def readable_times(text: str) -> str:
+    """``text`` with every timestamp in it made readable (``readable_time``)."""
+    return STAMP.sub(lambda found: readable_time(found[0]), text)
+
+
 def inspector_text(thinker: Thinker | None, mind: MemoryStream, waiting: bool) -> str:
     """The agent inspector: what it is doing, its last command, memory and summaries."""
     character = mind.character
@@ -89,7 +115,7 @@ def inspector_text(thinker: Thinker | None, mind: MemoryStream, waiting: bool) -
         if thinker.last_error:
             lines.append(f"Last error: {thinker.last_error}")
         lines.append(f"Turns: {thinker.turns} ({thinker.skipped} skipped)")
-    lines += ["", mind.status().render(), ""]
+    lines += ["", readable_times(mind.status().render()), ""]
     summaries = mind.summaries
     lines += [
         "Short-term summary:",
@@ -191,12 +217,14 @@ def stop_message(
 ) -> str:
     """What the app says while it stops: the turns and summaries it is waiting for, the
     seconds left of that wait (``left``), that knowledge passes are left for the next
-    run, and how to stop at once (``again``: the key that began the stop)."""
+    run, and how to stop at once (``again``: the key that began the stop). Two lines,
+    each under 78 columns: the whole of it shows at 80 columns."""
     work = f"{counted(turns, 'turn', 'turns')} and {counted(summaries, 'summary', 'summaries')}"
     if at_once:
         return f"Stopping now: cutting short {work}..."
-    return (f"Stopping: finishing {work} ({left:.0f} s left; knowledge passes wait for the "
-            f"next run)... press {again} again to stop now")  # fmt: skip
+    # two short lines: each fits an 80-column status line whole (the key hint too)
+    return (f"Stopping: finishing {work} ({left:.0f} s left).\n"
+            f"Knowledge passes wait for the next run. Press {again} again to stop now.")  # fmt: skip
 
 
 def knowledge_text(name: str, bank: Sequence[Entry] | str, last: PassRecord | None,
@@ -217,8 +245,8 @@ def knowledge_text(name: str, bank: Sequence[Entry] | str, last: PassRecord | No
         lines.append("No knowledge pass yet.")
         return "\n".join(lines)
     lines.append(
-        f"Last pass {last.pass_id}: {last.status}, ended {last.finished.sim} world time, "
-        f"{counted(last.candidates, 'candidate', 'candidates')}"
+        f"Last pass {last.pass_id}: {last.status}, ended {readable_time(last.finished.sim)} "
+        f"world time, {counted(last.candidates, 'candidate', 'candidates')}"
         + (f", tier {last.tier}" if last.tier else "")
     )
     if last.fallback:
@@ -243,7 +271,7 @@ def handbook_text(name: str, summary: str | None, skills: Sequence[str],
     else:
         if state is not None:
             by = "the model" if state.method == "llm" else "the rules"
-            lines.append(f"Written by {by} at {state.updated.sim} world time"
+            lines.append(f"Written by {by} at {readable_time(state.updated.sim)} world time"
                          + (f" ({state.fallback})" if state.fallback else ""))  # fmt: skip
         lines += ["", summary.strip()]
         if skills:

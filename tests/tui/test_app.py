@@ -292,7 +292,7 @@ async def test_the_knowledge_tab_shows_the_bank_and_the_last_pass(
         assert body.startswith("Eliza's knowledge\n1 entry, oldest first:")
         assert "(fact, 0 accesses) The kettle whistles when the tea is ready. [tags: tea]" in body
         assert "Last pass " in body
-        assert ": changed, ended 2026-01-01T08:" in body
+        assert ": changed, ended 2026-01-01 08:" in body  # world time, as people read it
         assert "Operations:\n- ADD ltm-1-" in body
         await pilot.press("q")
     await close_app(app)

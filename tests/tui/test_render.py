@@ -1,5 +1,6 @@
-"""The Knowledge tab's text (pure): a bank that does not read says so, an empty bank
-says when it fills, and the last pass's failure shows."""
+"""What the TUI shows, as pure functions: the Knowledge and Handbook tabs' text (a bank
+that does not read says so, an empty bank says when it fills, the last pass's failure
+shows), the LLM panel's cost and memory lines, and timestamps as people read them."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def test_a_bank_that_does_not_read_is_named_and_the_failed_pass_shows() -> None:
         "Ada's knowledge",
         "The bank does not read: long-term-memory.json is not a valid knowledge bank",
         "",
-        "Last pass 20261123-100000: failed, ended 2026-01-01T09:00 world time, 0 candidates",
+        "Last pass 20261123-100000: failed, ended 2026-01-01 09:00 world time, 0 candidates",
         "Error: the extraction reply did not parse",
     ]
 
@@ -43,7 +44,7 @@ def test_the_handbook_tab_says_how_it_was_written_or_why_not() -> None:
     text = handbook_text("Ada", "## Profile\n\nA gardener.\n", ["draw-water"], state)
     assert text.splitlines() == [
         "Ada's handbook",
-        "Written by the rules at 2026-01-01T09:00 world time (the model's handbook was not "
+        "Written by the rules at 2026-01-01 09:00 world time (the model's handbook was not "
         "usable (no reply))",
         "",
         "## Profile",
@@ -116,5 +117,47 @@ async def test_memory_hold_reads_the_gate_and_every_characters_record(tmp_path: 
         sim.minds["ada"].held_turns, sim.minds["ada"].held_seconds = 2, 1.5
         hold = memory_hold(sim)
         assert (hold.behind, hold.turns, hold.seconds) == (["Bo"], 2, 1.5)
+    finally:
+        sim.close()
+
+
+def test_timestamps_read_as_people_write_them() -> None:
+    from engine.tui.render import readable_time, readable_times
+
+    assert readable_time("2026-12-07T06:07:00.322421Z") == "2026-12-07 06:07 UTC"
+    assert readable_time("2026-12-07T06:07:59Z") == "2026-12-07 06:07 UTC"  # not rounded up
+    assert readable_time("2026-12-07T08:07:00+02:00") == "2026-12-07 06:07 UTC"
+    assert readable_time("2026-01-01T09:00") == "2026-01-01 09:00"  # the world clock's
+    assert readable_time("not a time") == "not a time"
+    assert readable_time("") == ""
+    assert readable_times(
+        "  short-term summary: 120 chars covering #0-#3, updated 2026-12-07T06:07:00.322421Z\n"
+        "  knowledge bank: 2 entries; last pass: p1, done, ended 2026-01-01T09:00 world time"
+    ) == (
+        "  short-term summary: 120 chars covering #0-#3, updated 2026-12-07 06:07 UTC\n"
+        "  knowledge bank: 2 entries; last pass: p1, done, ended 2026-01-01 09:00 world time"
+    )
+    assert readable_times("#0-#3, no time here") == "#0-#3, no time here"
+
+
+def test_the_inspector_shows_no_raw_timestamp(tmp_path: Path) -> None:
+    from helpers import FIXTURE_WORLD
+
+    from engine.sim.simulation import Simulation
+    from engine.tui.render import inspector_text
+    from engine.vault.summaries import Summaries, Summary
+
+    world = tmp_path / "world.yaml"
+    world.write_text(FIXTURE_WORLD, encoding="utf-8")
+    sim = Simulation.open(tmp_path / "vault", world)
+    try:
+        mind = sim.minds["ada"]
+        said = "Bo said the well runs dry by 2026-01-01T09:00."  # what it says: word for word
+        summary = Summary(said, 0, 0, 0, "2026-12-07T06:07:00.322421Z", sim="2026-01-01T09:00")
+        mind.summaries = Summaries(recent=summary, longterm=None)
+        text = inspector_text(None, mind, waiting=False)
+        assert "updated 2026-12-07 06:07 UTC" in text
+        assert "06:07:00" not in text
+        assert said in text.splitlines()
     finally:
         sim.close()

@@ -10,15 +10,22 @@ import re
 import time
 from pathlib import Path
 
+import pytest
 from tui_scenes import GatedModel, hall_app, hold_work, status_text, until
 
 from engine.sim.simulation import Simulation
-from engine.tui.app import MudsimApp, PromptScreen
+from engine.tui.app import MudsimApp
 from engine.tui.runner import close_app
+from engine.tui.widgets import PromptScreen
 from engine.vault.journal_reader import read_records
 
-STOP = re.compile(r"Stopping: finishing (.+) \((\d+) s left; knowledge passes wait for the "
-                  r"next run\)\.\.\. press (\S+) again to stop now")  # fmt: skip
+STOP = re.compile(r"Stopping: finishing (.+) \((\d+) s left\)\. Knowledge passes wait for the "
+                  r"next run\. Press (\S+) again to stop now\.")  # fmt: skip
+
+
+def _on_screen(app: MudsimApp) -> list[str]:
+    """The screen's lines as the terminal shows them (what is cut off is not there)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
 def _stop(app: MudsimApp) -> tuple[str, int, str]:
@@ -171,4 +178,27 @@ async def test_the_stop_leaves_the_knowledge_passes_for_the_next_run(tmp_path: P
     for agent in ("Ada", "Bo"):
         passes = tmp_path / "vault" / "agents" / agent / "knowledge" / "passes"
         assert not list(passes.glob("*")), agent  # left for the next run
+    app.sim.close()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+@pytest.mark.parametrize(("key", "shown_key"), [("q", "q"), ("ctrl+c", "Ctrl-C")])
+async def test_the_whole_stop_message_is_on_screen(
+    tmp_path: Path, size: tuple[int, int], key: str, shown_key: str
+) -> None:
+    """Issue 46, item 9: at 120 columns the key that stops at once was cut off."""
+    model = GatedModel()
+    app = hall_app(tmp_path, model)
+    async with app.run_test(size=size) as pilot:
+        await hold_work(app, model, pilot)
+        await pilot.press(key)
+        await pilot.pause()
+        status = app.query_one("#status")
+        shown = [line.strip() for line in _on_screen(app)[status.region.y : status.region.bottom]]
+        assert shown[0].startswith("Stopping: finishing 2 turns and 1 summary (")
+        assert shown[-1].endswith(f"Press {shown_key} again to stop now.")
+        assert any(f"Press {shown_key} again to stop now." in line for line in _on_screen(app))
+        await pilot.press(key)
+        await until(lambda: app.return_code is not None, limit=5.0)
+    await close_app(app)
     app.sim.close()
