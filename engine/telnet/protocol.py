@@ -114,6 +114,14 @@ class MudProtocol(TelnetServer):
         if isinstance(self.writer, TelnetWriterUnicode):
             self.writer.write(nvt_line_ends(text) + CR_LF)
 
+    def close(self, message: str | None = None) -> None:
+        """Say ``message`` (if any), then close (a connection still negotiating, made
+        room for in the waiting room)."""
+        if message:
+            self._say(message)
+        if self.writer is not None:
+            self.writer.close()
+
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         if self.admitted:

@@ -88,7 +88,7 @@ class MudServer:
                                    new_per_minute=config.new_connections_per_minute)  # fmt: skip
         """Connections by address, telnet's and the web's together: the players (one more
         for an admin) and those logging in."""
-        self.waiting: WaitingRoom[Client] = WaitingRoom(
+        self.waiting: WaitingRoom[Client | MudProtocol] = WaitingRoom(
             config.logging_in_most, config.max_logging_in_per_address, clock
         )
         """The clients in the login dialogue (``engine.telnet.waiting_room``)."""
@@ -181,7 +181,10 @@ class MudServer:
 
     # -- telnetlib3's side (engine.telnet.protocol.Host) --------------------------------
     def admit(self, protocol: MudProtocol) -> str | None:
-        return self.admit_address(protocol.address)
+        refused = self.admit_address(protocol.address)
+        if refused is None:  # it waits from now, while its options are negotiated
+            self.waiting.enter(protocol, protocol.address)
+        return refused
 
     def admit_address(self, address: str) -> str | None:
         """None: a new connection from ``address`` may come in (counted until
@@ -208,11 +211,9 @@ class MudServer:
     def _make_room(self, address: str) -> str | None:
         """None when a connection from ``address`` may start logging in (the one that has
         waited longest closed to make room when every place is taken); else why not."""
-        playing = [s.conn.address for s in self.sessions.values()]
         refused, victim = self.waiting.admit(
-            address, logging_in=self.gate.open - len(playing),
-            mine=self.gate.open_from(address) - playing.count(address),
-        )  # fmt: skip
+            address, logging_in=len(self.waiting), mine=self.waiting.from_address(address)
+        )
         if victim is not None:
             log.info("closed a connection logging in from %s to make room", victim.address)
             victim.close(EVICTED)
@@ -228,6 +229,7 @@ class MudServer:
             protocol.writer.send_mssp(mssp(self.sim.world.name, len(self.sessions), self.started))
 
     def left(self, protocol: MudProtocol) -> None:
+        self.waiting.leave(protocol)
         self.left_address(protocol.address)
 
     def idle_notice(self) -> str:
@@ -244,6 +246,9 @@ class MudServer:
             return
         conn = Connection(reader, writer, max_line=self.max_line,
                           max_output=self.config.max_output_kb * 1024)  # fmt: skip
+        if not self.waiting.replace(writer.protocol, conn):  # closed to make room meanwhile
+            writer.close()
+            return
         self.supervisor.spawn(self.serve_client(conn),
                               name=f"the telnet connection from {conn.address}")  # fmt: skip
 

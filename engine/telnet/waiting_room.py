@@ -1,8 +1,9 @@
 """Connections that have not logged in yet (issue 45): cheap, capped, and never able to
 keep an account out.
 
-A connection holds a place in the waiting room from the moment it is let in until it
-logs in or goes. There are at most ``most`` places (``max_logging_in``: a quarter of
+A connection holds a place in the waiting room from the moment it is let in (a telnet
+connection still negotiating its options included) until it logs in or goes; one closed
+to make room gives its place up at once, before its socket is gone. There are at most ``most`` places (``max_logging_in``: a quarter of
 ``max_connections`` unless set), at most ``per_address`` of them from one address
 (``max_logging_in_per_address``), and each is held ``login_seconds`` at most. When every
 place is taken, a new connection is not turned away: the connection that has waited
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Final, Generic, TypeVar
 
 EVICTED: Final = "Too many connections are logging in; yours waited longest. Try again."
@@ -49,6 +50,25 @@ class WaitingRoom(Generic[C]):
     def leave(self, client: C) -> None:
         self._since.pop(client, None)
         self._address.pop(client, None)
+
+    def __contains__(self, client: object) -> bool:
+        return client in self._since
+
+    def __iter__(self) -> Iterator[C]:
+        return iter(list(self._since))
+
+    def from_address(self, address: str) -> int:
+        """The places ``address`` holds."""
+        return sum(1 for a in self._address.values() if a == address)
+
+    def replace(self, old: C, new: C) -> bool:
+        """``new`` takes ``old``'s place, and the time it came (a telnet connection whose
+        negotiation is done becomes its client); False when ``old`` holds none."""
+        if old not in self._since:
+            return False
+        self._since[new] = self._since.pop(old)
+        self._address[new] = self._address.pop(old)
+        return True
 
     def admit(self, address: str, *, logging_in: int, mine: int) -> tuple[str | None, C | None]:
         """Whether a new connection from ``address`` may start logging in, when

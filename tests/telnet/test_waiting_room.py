@@ -11,6 +11,7 @@ import time
 from telnet_client import Client, eventually, plain, serving
 
 from engine.sim.simulation import Simulation
+from engine.telnet.connection import Connection
 from engine.telnet.settings import TelnetConfig
 from engine.telnet.waiting_room import EVICTED, WaitingRoom
 
@@ -53,3 +54,29 @@ async def test_ten_addresses_holding_connections_open_never_keep_an_account_out(
         assert any(EVICTED in text for text in told)
         assert any("are logging in (at most 3 at once)" in text for text in told)
         assert any("Logging in took too long" in text for text in told)
+
+
+async def test_connections_still_negotiating_hold_places_and_make_room_too(
+    sim: Simulation,
+) -> None:
+    """The guessing attack (issue 45): places were counted from the connections open,
+    but only those past negotiation could be closed to make room, so while attackers'
+    fresh connections negotiated (or were closing) an account was told "Too many
+    connections are logging in". Raw sockets that never answer an option stay
+    negotiating for 1.5 s; an account logging in among them closes one."""
+    config = TelnetConfig(max_logging_in=4, login_seconds=2)
+    async with serving(sim, config=config) as server:
+        silent = []
+        for host in range(10, 14):
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port,
+                                                           local_addr=(f"127.0.0.{host}", 0))  # fmt: skip
+            silent.append((reader, writer))
+        await eventually(lambda: len(server.waiting) == 4)
+        assert not any(isinstance(c, Connection) for c in server.waiting)  # negotiating
+        client = await Client.open(server.port, source="127.0.0.2")
+        await client.login("Pip")
+        assert list(server.sessions) == ["pip"]
+        closed = [await reader.read() for reader, _writer in silent]
+        assert sum(1 for text in closed if EVICTED.encode() in text) == 1
+        for _reader, writer in silent:
+            writer.close()
