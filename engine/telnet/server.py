@@ -88,12 +88,12 @@ class MudServer:
                                    new_per_minute=config.new_connections_per_minute)  # fmt: skip
         """Connections by address, telnet's and the web's together: the players (one more
         for an admin) and those logging in."""
-        self.waiting: WaitingRoom[Client | MudProtocol] = WaitingRoom(
-            config.logging_in_most, config.max_logging_in_per_address, clock
-        )
-        """The clients in the login dialogue (``engine.telnet.waiting_room``)."""
         throttle = LoginThrottle(clock, free=config.login_free_failures,
                                  first=config.login_delay_s, longest=config.login_max_delay_s)  # fmt: skip
+        self.waiting: WaitingRoom[Client | MudProtocol] = WaitingRoom(
+            config.logging_in_most, config.max_logging_in_per_address, clock, throttle.failures
+        )
+        """The clients in the login dialogue (``engine.telnet.waiting_room``)."""
         self.checks = PasswordChecks(throttle)
         """Password checks, in turn (``engine.telnet.password_checks``)."""
         self.bans = BanStore(sim.vault.root)

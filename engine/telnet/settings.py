@@ -32,8 +32,8 @@ Limits for `mudsim serve` (and `mudsim run --telnet`), which MUD clients connect
 - `max_logging_in` (a quarter of `max_connections`, at least 2) and
   `max_logging_in_per_address` (3): connections that have not logged in yet, in all and
   from one address. When every place is taken, the connection that has waited longest,
-  from the address holding the most, is closed to make room: connections that never log
-  in cannot keep a player out.
+  from the address holding the most (then with the most failed logins), is closed to
+  make room: connections that never log in cannot keep a player out.
 - `max_per_address` (5): connections at once from one address; one more is told why
   and closed.
 - `new_connections_per_minute` (20): new connections one address may open a minute.

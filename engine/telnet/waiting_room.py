@@ -7,8 +7,8 @@ to make room gives its place up at once, before its socket is gone. There are at
 ``max_connections`` unless set), at most ``per_address`` of them from one address
 (``max_logging_in_per_address``), and each is held ``login_seconds`` at most. When every
 place is taken, a new connection is not turned away: the connection that has waited
-longest, from the address holding the most places, is closed to make room
-(``make_room``). So ten addresses that open connections and never log in, retrying as
+longest, from the address holding the most places (of those, the one with the most
+failed logins), is closed to make room (``admit``). So ten addresses that open connections and never log in, retrying as
 soon as they are closed, only ever push each other out; a player connecting among them
 has the seconds it takes the attackers to fill the room again to type a name and a
 password (a connection is let in within one retry).
@@ -35,8 +35,12 @@ class WaitingRoom(Generic[C]):
     ``address``)."""
 
     def __init__(self, most: int, per_address: int,
-                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+                 clock: Callable[[], float] = time.monotonic,
+                 failures: Callable[[str], int] = lambda _address: 0) -> None:  # fmt: skip
         self.most, self.per_address, self.clock = most, per_address, clock
+        self.failures = failures
+        """An address's failed logins (``LoginThrottle.failures``): among addresses
+        holding as many places, the one that failed most makes room first."""
         self._since: dict[C, float] = {}
         self._address: dict[C, str] = {}
 
@@ -88,12 +92,13 @@ class WaitingRoom(Generic[C]):
 
     def victim(self) -> C | None:
         """Who makes room: the longest waiting connection of the address holding the most
-        places (None: nobody waits)."""
+        places, and of those the one with the most failed logins (None: nobody waits)."""
         if not self._since:
             return None
         counts = Counter(self._address.values())
-        busiest = max(counts.values())
+        failures = {address: self.failures(address) for address in counts}
+        worst = max((counts[a], failures[a]) for a in counts)
         return min(
-            (c for c, a in self._address.items() if counts[a] == busiest),
+            (c for c, a in self._address.items() if (counts[a], failures[a]) == worst),
             key=lambda c: self._since[c],
         )

@@ -80,3 +80,18 @@ async def test_connections_still_negotiating_hold_places_and_make_room_too(
         assert sum(1 for text in closed if EVICTED.encode() in text) == 1
         for _reader, writer in silent:
             writer.close()
+
+
+def test_of_addresses_holding_as_many_places_the_one_that_failed_most_makes_room() -> None:
+    """Under the guessing attack every address held one place, and the longest waiting
+    was as often an honest client as a guesser: now the guessers' failures count."""
+    now = [0.0]
+    failed = {"10.0.0.9": 7, "10.0.0.8": 2}
+    room: WaitingRoom[str] = WaitingRoom(3, 3, lambda: now[0], lambda a: failed.get(a, 0))
+    for name, address in [("honest", "10.0.0.1"), ("guesser", "10.0.0.9"), ("other", "10.0.0.8")]:
+        room.enter(name, address)
+        now[0] += 1
+    assert room.admit("10.0.0.2", logging_in=3, mine=0) == (None, "guesser")
+    assert room.admit("10.0.0.2", logging_in=3, mine=0) == (None, "other")
+    room.enter("second", "10.0.0.1")  # two places: the busiest address goes first still
+    assert room.admit("10.0.0.3", logging_in=3, mine=0) == (None, "honest")
