@@ -65,9 +65,11 @@ def test_run_with_a_named_model_and_no_server_exits_3_naming_it(
 
 
 @pytest.mark.skipif(not _default_url_is_free(), reason="a server listens at localhost:11434")
-def test_a_sweep_over_two_models_with_no_server_fails_both_runs_naming_the_model(
+def test_a_sweep_over_two_models_with_no_server_is_one_line_and_exit_3(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Never a silent switch to the embedded model; and (issue 46) one line before any
+    run, not one FAILED line a run."""
     monkeypatch.delenv("MUDSIM_LLM_URL")
     sweep = tmp_path / "two.yaml"
     sweep.write_text(
@@ -75,13 +77,11 @@ def test_a_sweep_over_two_models_with_no_server_fails_both_runs_naming_the_model
         encoding="utf-8",
     )
     done = mudsim("sweep", sweep, "--out", tmp_path / "out")
-    rows = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("result.json")]
-    assert len(rows) == 2, done.stderr
-    assert {row["status"] for row in rows} == {"failed"}
-    assert {m for row in rows for m in ("qwen3:4b", "gemma3:4b") if m in row["error"]} == {
-        "qwen3:4b",
-        "gemma3:4b",
-    }
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.count("\n") == 1
+    assert "model 'qwen3:4b' was asked for, but no LLM answers" in done.stderr
+    assert "--llm local" in done.stderr
+    assert list((tmp_path / "out").rglob("result.json")) == []
 
 
 def test_a_sweep_row_naming_a_model_the_embedded_backend_lacks_fails_naming_both(
