@@ -19,6 +19,7 @@ Ctrl-C the server is still stopped and the temporary vault removed.
 
 from __future__ import annotations
 
+import abc
 import argparse
 import asyncio
 import contextlib
@@ -46,7 +47,7 @@ IAC, SB, SE, WILL, WONT, DO, DONT = 255, 250, 240, 251, 252, 253, 254
 now = time.monotonic
 
 
-class Conn:
+class Conn(abc.ABC):
     """A client connection's text (telnet bytes or websocket messages) as one string."""
 
     def __init__(self) -> None:
@@ -82,11 +83,13 @@ class Conn:
         self.cursor = at + len(needle)
         return True
 
-    async def open(self, src: str, port: int) -> None:
-        raise NotImplementedError
-
+    @abc.abstractmethod
+    async def open(self, src: str, port: int) -> None: ...
+    @abc.abstractmethod
     async def send_line(self, line: str) -> None: ...
+    @abc.abstractmethod
     async def trickle(self) -> None: ...
+    @abc.abstractmethod
     async def close(self) -> None: ...
 
 

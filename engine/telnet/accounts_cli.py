@@ -53,7 +53,7 @@ def add_account(vault_dir: Path, name: str, role: Role | None, password: str | N
         problem = new_name_problem(name)
         if problem is not None:
             raise UsageError(f"{problem} (got {name!r})")
-    secret = _password(name, password, stdin or sys.stdin)
+    secret = read_password(name, password, stdin or sys.stdin)
     account = store.add(Account(character.name if character else name, role, hash_password(secret)))
     given = f"the {(role or Role.PLAYER).value} role"
     lines = [f"Added the account {account.name} ({given}) to {store.path}."]
@@ -76,13 +76,17 @@ def _character(vault: Vault, name: str) -> Character | None:
     return same[0] if len(same) == 1 else None
 
 
-def _password(name: str, given: str | None, stdin: TextIO) -> str:
+def read_password(name: str, given: str | None, stdin: TextIO, *, asking: str = "Password",
+                  unchanged: str = "nothing was added") -> str:  # fmt: skip
+    """The password: ``given`` (``--password``), else asked twice at a terminal, else one
+    line of ``stdin``; a ``UsageError`` ending "``unchanged``" if there is none or it is
+    too short (``account add`` and ``account passwd`` alike)."""
     if given is not None:
         secret = given.strip()
     elif stdin.isatty():
-        secret = getpass.getpass(f"Password for {name}: ").strip()
+        secret = getpass.getpass(f"{asking} for {name}: ").strip()
         if getpass.getpass("The same again: ").strip() != secret:
-            raise UsageError("the two passwords did not match; nothing was added")
+            raise UsageError(f"the two passwords did not match; {unchanged}")
     else:
         line = stdin.readline()
         if not line:
@@ -90,5 +94,5 @@ def _password(name: str, given: str | None, stdin: TextIO) -> str:
         secret = line.strip()
     problem = password_problem(secret)
     if problem is not None:
-        raise UsageError(f"{problem} Nothing was added.")
+        raise UsageError(f"{problem} {unchanged[:1].upper()}{unchanged[1:]}.")
     return secret

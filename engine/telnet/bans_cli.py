@@ -73,11 +73,11 @@ def add_ban(vault_dir: Path, target: str, length: timedelta | None, reason: str 
                          f"(check the name, or add --force to ban it anyway)")  # fmt: skip
     now = now or datetime.now(UTC)
     made = Ban(target if network is None else str(network), None if length is None else now + length,
-               " ".join(reason.split()), f"{_user()} (mudsim ban)")  # fmt: skip
+               " ".join(reason.split()), f"{shell_user()} (mudsim ban)")  # fmt: skip
     with _unchanged_on_error():
         BanStore(root).add(made, now)
-    with _logged(root):
-        log.warning("%s (mudsim ban, from a shell) banned %s", _user(), made.describe())
+    with logged(root):
+        log.warning("%s (mudsim ban, from a shell) banned %s", shell_user(), made.describe())
     at = "login" if network is None else "connection"
     return [f"Banned: {made.describe()}.",
             f"A served world keeps it out from the next {at} on; whoever is connected now "
@@ -94,8 +94,8 @@ def remove_ban(vault_dir: Path, target: str, now: datetime | None = None) -> lis
     if lifted is None:
         raise UsageError(f"{target.strip()} is not banned in {vault_dir} (mudsim ban list "
                          f"--vault {vault_dir} lists the bans)")  # fmt: skip
-    with _logged(root):
-        log.warning("%s (mudsim ban, from a shell) lifted the ban of %s", _user(),
+    with logged(root):
+        log.warning("%s (mudsim ban, from a shell) lifted the ban of %s", shell_user(),
                     lifted.describe())  # fmt: skip
     return [f"The ban of {lifted.target} is lifted; a served world lets it in from its next "
             "connection or login."]  # fmt: skip
@@ -130,7 +130,7 @@ def _known(root: Path, name: str) -> bool:
     return any(known.casefold() == wanted for known in names)
 
 
-def _user() -> str:
+def shell_user() -> str:
     try:
         return getpass.getuser()
     except (OSError, KeyError):  # no login name anywhere (a container with no passwd entry)
@@ -138,7 +138,7 @@ def _user() -> str:
 
 
 @contextmanager
-def _logged(root: Path) -> Iterator[None]:
+def logged(root: Path) -> Iterator[None]:
     """The ``mudsim.telnet`` log to ``logs/telnet.log`` and ``logs/mudsim.log`` while the
     block runs (appended to: a served world writes there too)."""
     from engine.telnet.server import attach_connection_log, detach_connection_log

@@ -16,15 +16,15 @@ that is not there is refused, never made.
 
 from __future__ import annotations
 
-import getpass
 import logging
 import sys
 from pathlib import Path
 from typing import TextIO
 
 from engine.errors import MudsimError, UsageError, VaultError
-from engine.telnet.bans_cli import _logged, _user  # the shell's user; the vault's logs
-from engine.vault.accounts import AccountStore, hash_password, password_problem
+from engine.telnet.accounts_cli import read_password
+from engine.telnet.bans_cli import logged, shell_user
+from engine.vault.accounts import AccountStore, hash_password
 
 UNCHANGED = "nothing was changed"
 
@@ -41,32 +41,20 @@ def change_password(vault_dir: Path, name: str, password: str | None,
     if account is None:
         raise UsageError(f"{vault_dir} has no account called {name!r} (mudsim account add "
                          "makes one)")  # fmt: skip
-    secret = _password(account.name, password, stdin or sys.stdin)
+    secret = read_password(
+        account.name,
+        password,
+        stdin or sys.stdin,
+        asking="New password",
+        unchanged=f"the password is as it was: {UNCHANGED}",
+    )
     try:
         store.set_password(account.name, hash_password(secret))
     except MudsimError as exc:
         raise VaultError(f"{exc}; {UNCHANGED}") from exc
-    with _logged(vault_dir):
+    with logged(vault_dir):
         log.warning("%s (mudsim account passwd, from a shell) changed the password of %s",
-                    _user(), account.name)  # fmt: skip
+                    shell_user(), account.name)  # fmt: skip
     return [f"Changed the password of {account.name} in {store.path}.",
             "A served world asks for it from the next login; whoever is connected now "
             "stays so."]  # fmt: skip
-
-
-def _password(name: str, given: str | None, stdin: TextIO) -> str:
-    if given is not None:
-        secret = given.strip()
-    elif stdin.isatty():
-        secret = getpass.getpass(f"New password for {name}: ").strip()
-        if getpass.getpass("The same again: ").strip() != secret:
-            raise UsageError(f"the two passwords did not match; {UNCHANGED}")
-    else:
-        line = stdin.readline()
-        if not line:
-            raise UsageError("no password: give --password, or one line on standard input")
-        secret = line.strip()
-    problem = password_problem(secret)
-    if problem is not None:
-        raise UsageError(f"{problem} The password is as it was: {UNCHANGED}.")
-    return secret
